@@ -1,0 +1,52 @@
+# Thin wrappers over scripts/, CMake and ctest. `make demo` and `make test` work on a fresh
+# Debian 12 machine: each installs what is missing first.
+.PHONY: all deps build demo test test-release test-asan bench fuzz clean
+
+JOBS ?= $(shell nproc)
+BUILD ?= build
+CMAKE_FLAGS ?=
+
+all: build
+
+deps:
+	scripts/install_deps.sh core
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPARSEFLOW_WERROR=ON $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	scripts/demo.sh $(BUILD)
+
+test: build
+	$(MAKE) test-release
+	$(MAKE) test-asan
+
+test-release:
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# The C++ tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+test-asan: deps
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1 -g" \
+	  -DSPARSEFLOW_SANITIZE=address,undefined -DSPARSEFLOW_WERROR=ON
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 900
+
+bench:
+	scripts/install_deps.sh bench
+	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPARSEFLOW_BUILD_BENCH=ON
+	cmake --build build-bench -j $(JOBS)
+	scripts/bench.sh build-bench
+
+# Each libFuzzer target for FUZZ_SECONDS (default 60) on the bundled data as seed corpus.
+FUZZ_SECONDS ?= 60
+fuzz:
+	scripts/install_deps.sh fuzz
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS="-O1 -g" -DSPARSEFLOW_BUILD_FUZZ=ON -DSPARSEFLOW_BUILD_TESTS=ON
+	cmake --build build-fuzz -j $(JOBS)
+	scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build build-asan build-bench build-fuzz

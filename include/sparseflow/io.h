@@ -1,0 +1,57 @@
+// Reading and writing tensors in files: Matrix Market, Harwell-Boeing, FROSTT, DLMC, npy, sft.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sparseflow/build.h"
+#include "sparseflow/tensor.h"
+
+namespace sparseflow {
+
+/// File kinds. Values are stable (C ABI): append only.
+enum class FileKind : int32_t {
+  kAuto = 0,           ///< from the extension, else from the first bytes
+  kMatrixMarket = 1,   ///< .mtx, .mm
+  kHarwellBoeing = 2,  ///< .rua .rsa .psa .pua .rra .rb .hb
+  kFrostt = 3,         ///< .tns
+  kDlmc = 4,           ///< .smtx
+  kNpy = 5,            ///< .npy
+  kSft = 6,            ///< .sft (sparseflow's binary format)
+  kTriplet = 7,        ///< headerless 0-based "i j [x]" lines
+};
+
+/// "matrix-market", "harwell-boeing", "frostt", "dlmc", "npy", "sft", "triplet".
+const char* fileKindName(FileKind kind);
+/// The kind a path's extension names, or kAuto when the extension says nothing.
+FileKind fileKindFromPath(const std::string& path);
+
+/// How DLMC files, which hold no values, get them.
+enum class ValueFill : int32_t { kOnes = 0, kRandom = 1 };
+
+struct ReadOptions {
+  FileKind kind = FileKind::kAuto;
+  /// Format of the result; empty: as stored for .sft, dense for dense files (.npy, array .mtx),
+  /// csr for other matrices and coo for other tensors.
+  std::string format;
+  DType dtype = DType::kF32;
+  Duplicates duplicates = Duplicates::kSum;
+  ValueFill fill = ValueFill::kOnes;  ///< DLMC
+  uint64_t seed = 0;                  ///< DLMC random fill
+  bool verifyChecksum = true;         ///< .sft
+};
+
+/// Reads a tensor; errors name the file and the line or byte at fault.
+Tensor read(const std::string& path, const ReadOptions& options = {});
+/// The file's coordinates as read (pattern values 1), before any format is chosen.
+Coo readCoo(const std::string& path, const ReadOptions& options = {});
+
+struct WriteOptions {
+  FileKind kind = FileKind::kAuto;  ///< from the extension when kAuto
+};
+
+/// Writes a tensor atomically (a failed write leaves no partial file). .mtx, .tns and .smtx get
+/// the entries; .npy the dense array; .sft the format and arrays as they are.
+void write(const std::string& path, const Tensor& tensor, const WriteOptions& options = {});
+
+}  // namespace sparseflow

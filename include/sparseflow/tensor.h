@@ -1,0 +1,110 @@
+// Tensor: shape + value type + Format + storage arrays (owned, or views of the caller's memory).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sparseflow/dtype.h"
+#include "sparseflow/format.h"
+
+namespace sparseflow {
+
+/// A typed, contiguous array: owns its memory or views the caller's (kept alive by `keepAlive`).
+class Buffer {
+ public:
+  Buffer() = default;
+  /// A zero-filled owned buffer of `count` elements.
+  static Buffer zeros(DType type, int64_t count);
+  /// A view of caller memory; no copy. `keepAlive` (may be null) is held while the view lives.
+  static Buffer view(DType type, void* data, int64_t count, std::shared_ptr<void> keepAlive = {});
+  /// An owned copy of int64 values narrowed to `type` (i32 or i64); throws if a value overflows.
+  static Buffer fromIndices(DType type, const std::vector<int64_t>& values, const char* what);
+
+  DType dtype() const { return type_; }
+  int64_t size() const { return count_; }
+  int64_t bytes() const { return count_ * dtypeSize(type_); }
+  bool owning() const { return owning_; }
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  template <typename T>
+  T* as() {
+    return static_cast<T*>(data_);
+  }
+  template <typename T>
+  const T* as() const {
+    return static_cast<const T*>(data_);
+  }
+  /// Element i read as int64 (index buffers: i32, i64, u8).
+  int64_t index(int64_t i) const;
+  /// Element i read as double (value buffers of any float type).
+  double value(int64_t i) const;
+  /// Stores a double into element i, rounding to the buffer's type.
+  void setValue(int64_t i, double v);
+  /// All elements as int64 (index buffers).
+  std::vector<int64_t> toIndexVector() const;
+  /// A deep, owned copy.
+  Buffer clone() const;
+
+ private:
+  DType type_ = DType::kF32;
+  int64_t count_ = 0;
+  void* data_ = nullptr;
+  bool owning_ = false;
+  std::shared_ptr<void> memory_;
+};
+
+/// The arrays of one level. Which are used depends on the level kind: pos (compressed, ragged),
+/// crd (compressed, singleton, fixed), meta (n:m, packed in-group offsets).
+struct LevelStorage {
+  Buffer pos;
+  Buffer crd;
+  Buffer meta;
+};
+
+/// A tensor with sparsity: shape, value type, format and storage. Plain formats keep one array set
+/// per level plus the values; hybrid formats keep one Tensor per part (their sum is the tensor).
+class Tensor {
+ public:
+  Tensor() = default;
+  /// Assembles a tensor from arrays; call validate() (format/validate.h) to check them.
+  Tensor(std::vector<int64_t> shape, DType dtype, Format format, std::vector<LevelStorage> levels,
+         Buffer values);
+  /// A hybrid tensor from parts of the same shape and dtype whose formats are `format`'s parts.
+  static Tensor hybrid(std::vector<int64_t> shape, DType dtype, Format format,
+                       std::vector<Tensor> parts);
+
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int32_t rank() const { return static_cast<int32_t>(shape_.size()); }
+  DType dtype() const { return dtype_; }
+  const Format& format() const { return format_; }
+
+  const std::vector<LevelStorage>& levels() const { return levels_; }
+  const LevelStorage& level(int32_t l) const { return levels_.at(static_cast<size_t>(l)); }
+  LevelStorage& mutableLevel(int32_t l) { return levels_.at(static_cast<size_t>(l)); }
+  const Buffer& values() const { return values_; }
+  Buffer& mutableValues() { return values_; }
+
+  bool isHybrid() const { return format_.isHybrid(); }
+  const std::vector<Tensor>& parts() const { return parts_; }
+
+  /// Stored values (including padding and explicit zeros), summed over hybrid parts.
+  int64_t numStored() const;
+  /// Bytes of all arrays (index and value), summed over hybrid parts.
+  int64_t storageBytes() const;
+  /// A deep copy that owns all its arrays.
+  Tensor clone() const;
+  /// One line: "f32 1024x1024 csr, 32768 stored, 393.2 KB".
+  std::string summary() const;
+
+ private:
+  std::vector<int64_t> shape_;
+  DType dtype_ = DType::kF32;
+  Format format_;
+  std::vector<LevelStorage> levels_;
+  Buffer values_;
+  std::vector<Tensor> parts_;
+};
+
+}  // namespace sparseflow

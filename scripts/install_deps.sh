@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what sparseflow needs on a fresh Debian 12 machine, only when missing.
+# Usage: scripts/install_deps.sh [core|bench|fuzz|all]   (default: core)
+set -euo pipefail
+what="${1:-core}"
+
+core=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwy-dev
+      python3 python3-venv python3-numpy python3-scipy python3-pytest pybind11-dev zlib1g-dev)
+bench=(libeigen3-dev libgraphblas-dev libopenblas-dev libdnnl-dev python3-torch)
+fuzz=(clang libclang-rt-14-dev)
+
+packages=("${core[@]}")
+case "$what" in
+  core) ;;
+  bench) packages+=("${bench[@]}") ;;
+  fuzz) packages+=("${fuzz[@]}") ;;
+  all) packages+=("${bench[@]}" "${fuzz[@]}") ;;
+  *) echo "install_deps.sh: unknown set '$what' (core, bench, fuzz, all)" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+
+# The project's Python environment: Debian's python3 with its numpy/scipy/torch visible.
+if [ ! -x .venv/bin/python ]; then
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi

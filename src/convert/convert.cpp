@@ -1,0 +1,93 @@
+// convert(): the direct paths where one exists, else the general path through coordinates.
+#include "sparseflow/convert.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "convert/compressed_transpose.h"
+#include "sparseflow/build.h"
+#include "support/check.h"
+
+namespace sparseflow {
+
+std::string ConversionReport::toString() const {
+  char line[256];
+  std::snprintf(line, sizeof line, "%s: %lld stored -> %lld stored, %lld -> %lld bytes, %.3f ms",
+                path.c_str(), static_cast<long long>(storedBefore),
+                static_cast<long long>(storedAfter), static_cast<long long>(bytesBefore),
+                static_cast<long long>(bytesAfter), seconds * 1e3);
+  return line;
+}
+
+Tensor convert(const Tensor& tensor, const Format& format, const ConvertOptions& options,
+               ConversionReport* report) {
+  SF_USER_CHECK(format.rank() == tensor.rank())
+      << "cannot convert a rank-" << tensor.rank() << " tensor to " << format.toString()
+      << ", a rank-" << format.rank() << " format";
+  const auto start = std::chrono::steady_clock::now();
+  const DType dtype = options.changeDType ? options.dtype : tensor.dtype();
+  std::optional<Tensor> result;
+  std::string path = "direct";
+  if (dtype == tensor.dtype() && format == tensor.format()) {
+    path = "copy";
+    result = tensor.clone();
+  } else if (dtype == tensor.dtype()) {
+    result = conversion::convertCompressed(tensor, format);
+  }
+  if (!result) {
+    path = "general, through coordinates";
+    BuildOptions build;
+    build.dtype = dtype;
+    result = fromCoo(toCoo(tensor), format, build);
+  }
+  if (report) {
+    report->from = tensor.format().toString();
+    report->to = result->format().toString();
+    report->path = report->from + " -> " + report->to + " (" + path + ")";
+    report->storedBefore = tensor.numStored();
+    report->storedAfter = result->numStored();
+    report->bytesBefore = tensor.storageBytes();
+    report->bytesAfter = result->storageBytes();
+    report->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return std::move(*result);
+}
+
+Tensor convert(const Tensor& tensor, const std::string& format, ConversionReport* report) {
+  return convert(tensor, Format::parse(format, tensor.rank()), {}, report);
+}
+
+Tensor permuteDims(const Tensor& tensor, const std::vector<int32_t>& perm, const Format& format) {
+  const int32_t rank = tensor.rank();
+  SF_USER_CHECK(static_cast<int32_t>(perm.size()) == rank)
+      << "permutation has " << perm.size() << " entries for a rank-" << rank << " tensor";
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int32_t p : perm) {
+    SF_USER_CHECK(p >= 0 && p < rank && !seen[static_cast<size_t>(p)])
+        << "invalid permutation entry " << p;
+    seen[static_cast<size_t>(p)] = true;
+  }
+  Coo coo = toCoo(tensor);
+  Coo out;
+  for (int32_t d = 0; d < rank; ++d) out.shape.push_back(coo.shape[static_cast<size_t>(perm[d])]);
+  out.values = std::move(coo.values);
+  out.coords.resize(coo.coords.size());
+  for (int64_t e = 0; e < out.numEntries(); ++e) {
+    for (int32_t d = 0; d < rank; ++d) {
+      out.coords[static_cast<size_t>(e * rank + d)] =
+          coo.coords[static_cast<size_t>(e * rank + perm[d])];
+    }
+  }
+  BuildOptions build;
+  build.dtype = tensor.dtype();
+  return fromCoo(out, format, build);
+}
+
+Tensor transpose(const Tensor& tensor, const Format& format) {
+  SF_USER_CHECK(tensor.rank() == 2) << "transpose needs a matrix; use permuteDims for rank "
+                                    << tensor.rank();
+  return permuteDims(tensor, {1, 0}, format);
+}
+
+}  // namespace sparseflow

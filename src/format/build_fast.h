@@ -1,0 +1,25 @@
+// Fast paths for the common formats (CSR, CSC, COO) that the generic level-by-level builder and
+// extractor would serve too, only slower.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "sparseflow/build.h"
+
+namespace sparseflow::format {
+
+/// Builds CSR/CSC-shaped formats ([dense dX, compressed dY], 2-d) with a parallel counting sort;
+/// nullopt for every other format.
+std::optional<Tensor> buildFast(const Coo& coo, const Format& format, const BuildOptions& options);
+
+/// Appends the entries of CSR/CSC-shaped and COO tensors; false for every other format.
+bool extractFast(const Tensor& tensor, Coo& out);
+
+/// "(3, 5)": the coordinates of entry e, for messages.
+std::string describeEntry(const Coo& coo, int64_t e);
+
+/// Entries with equal coordinates summed (kSum) or refused (kReject); order is not kept.
+Coo sumDuplicates(const Coo& coo, Duplicates duplicates);
+
+}  // namespace sparseflow::format

@@ -1,0 +1,99 @@
+// matrixStatistics(): one pass over the entries in CSR order plus a block census per block size.
+#include "sparseflow/statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "sparseflow/build.h"
+#include "support/check.h"
+
+namespace sparseflow {
+
+MatrixStatistics matrixStatistics(const Tensor& matrix) {
+  SF_USER_CHECK(matrix.rank() == 2) << "statistics need a matrix, not a rank-" << matrix.rank()
+                                    << " tensor";
+  MatrixStatistics s;
+  s.rows = matrix.shape()[0];
+  s.cols = matrix.shape()[1];
+  Coo coo = toCoo(matrix);
+  s.nnz = coo.numEntries();
+  s.density = s.rows && s.cols ? static_cast<double>(s.nnz) / (static_cast<double>(s.rows) *
+                                                                static_cast<double>(s.cols))
+                               : 0;
+  std::vector<int64_t> rowLen(static_cast<size_t>(s.rows), 0), colLen(static_cast<size_t>(s.cols), 0);
+  for (int64_t e = 0; e < s.nnz; ++e) {
+    int64_t i = coo.coords[2 * e], j = coo.coords[2 * e + 1];
+    ++rowLen[static_cast<size_t>(i)];
+    ++colLen[static_cast<size_t>(j)];
+    s.bandwidth = std::max(s.bandwidth, std::abs(i - j));
+  }
+  if (s.rows > 0) {
+    s.minRow = *std::min_element(rowLen.begin(), rowLen.end());
+    s.maxRow = *std::max_element(rowLen.begin(), rowLen.end());
+    s.meanRow = static_cast<double>(s.nnz) / static_cast<double>(s.rows);
+    double var = 0;
+    for (int64_t len : rowLen) var += (len - s.meanRow) * (len - s.meanRow);
+    s.sdRow = std::sqrt(var / static_cast<double>(s.rows));
+    s.emptyRows = std::count(rowLen.begin(), rowLen.end(), 0);
+  }
+  if (s.cols > 0) {
+    s.maxCol = *std::max_element(colLen.begin(), colLen.end());
+    s.emptyCols = std::count(colLen.begin(), colLen.end(), 0);
+  }
+  for (int64_t b : {2, 4, 8}) {
+    std::unordered_set<int64_t> blocks;
+    const int64_t blockCols = (s.cols + b - 1) / b;
+    for (int64_t e = 0; e < s.nnz; ++e) {
+      blocks.insert(coo.coords[2 * e] / b * blockCols + coo.coords[2 * e + 1] / b);
+    }
+    BlockFill f;
+    f.block = b;
+    f.blocks = static_cast<int64_t>(blocks.size());
+    f.fill = f.blocks ? static_cast<double>(s.nnz) / static_cast<double>(f.blocks * b * b) : 0;
+    s.blockFill.push_back(f);
+  }
+  {
+    std::unordered_map<int64_t, int32_t> groups;  // (row, column / 4) → entries
+    const int64_t groupCols = (s.cols + 3) / 4;
+    for (int64_t e = 0; e < s.nnz; ++e) {
+      ++groups[coo.coords[2 * e] * groupCols + coo.coords[2 * e + 1] / 4];
+    }
+    for (const auto& [key, count] : groups) s.groupsOverTwoFour += count > 2;
+    s.fitsTwoFour = s.groupsOverTwoFour == 0;
+  }
+  return s;
+}
+
+std::string MatrixStatistics::toString() const {
+  char buf[1024];
+  int n = std::snprintf(
+      buf, sizeof buf,
+      "shape      %lld x %lld\n"
+      "nnz        %lld (density %.3g)\n"
+      "row length min %lld, max %lld, mean %.2f, sd %.2f, %lld empty rows\n"
+      "col length max %lld, %lld empty columns\n"
+      "bandwidth  %lld\n",
+      static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(nnz),
+      density, static_cast<long long>(minRow), static_cast<long long>(maxRow), meanRow, sdRow,
+      static_cast<long long>(emptyRows), static_cast<long long>(maxCol),
+      static_cast<long long>(emptyCols), static_cast<long long>(bandwidth));
+  std::string out(buf, static_cast<size_t>(n));
+  for (const BlockFill& f : blockFill) {
+    n = std::snprintf(buf, sizeof buf, "block fill %lldx%lld: %.3f (%lld blocks)\n",
+                      static_cast<long long>(f.block), static_cast<long long>(f.block), f.fill,
+                      static_cast<long long>(f.blocks));
+    out.append(buf, static_cast<size_t>(n));
+  }
+  n = std::snprintf(buf, sizeof buf, "2:4        %s\n",
+                    fitsTwoFour ? "yes, every group of 4 holds at most 2"
+                                : ("no, " + std::to_string(groupsOverTwoFour) +
+                                   " groups of 4 hold more than 2")
+                                      .c_str());
+  out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+}  // namespace sparseflow

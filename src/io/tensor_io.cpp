@@ -1,0 +1,219 @@
+// read()/write(): choose the file kind, call its reader or writer, and build the Tensor.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+
+#include "io/dlmc.h"
+#include "io/frostt.h"
+#include "io/harwell_boeing.h"
+#include "io/matrix_market.h"
+#include "io/npy.h"
+#include "io/sft.h"
+#include "io/triplet.h"
+#include "sparseflow/convert.h"
+#include "sparseflow/io.h"
+#include "support/check.h"
+#include "support/half.h"
+
+namespace sparseflow {
+namespace {
+
+std::string lowerExtension(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  auto dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+/// The kind from the first bytes of the file, for paths without a telling extension.
+FileKind sniff(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  SF_CHECK_CODE(in.good(), ErrorCode::kIoError)
+      << path << ": cannot open: " << std::strerror(errno);
+  char head[16] = {};
+  in.read(head, sizeof head);
+  std::string_view h(head, static_cast<size_t>(in.gcount()));
+  if (h.starts_with("%%MatrixMarket") || h.starts_with("%%matrixmarket")) {
+    return FileKind::kMatrixMarket;
+  }
+  if (h.starts_with("\x93NUMPY")) return FileKind::kNpy;
+  if (h.starts_with("SFTENSOR")) return FileKind::kSft;
+  return FileKind::kTriplet;
+}
+
+io::RawTensor readRaw(const std::string& path, FileKind kind, const ReadOptions& options) {
+  switch (kind) {
+    case FileKind::kMatrixMarket: return io::readMatrixMarket(path);
+    case FileKind::kHarwellBoeing: return io::readHarwellBoeing(path);
+    case FileKind::kFrostt: return io::readFrostt(path);
+    case FileKind::kDlmc: {
+      io::DlmcOptions dlmc;
+      dlmc.fill = options.fill == ValueFill::kRandom ? io::DlmcOptions::Fill::kRandom
+                                                     : io::DlmcOptions::Fill::kOnes;
+      dlmc.seed = options.seed;
+      return io::readDlmc(path, dlmc);
+    }
+    case FileKind::kNpy: return io::toRawTensor(io::readNpy(path));
+    case FileKind::kTriplet: return io::readTriplets(path);
+    default: SF_FAIL(kInternal) << "readRaw for kind " << fileKindName(kind);
+  }
+}
+
+FileKind resolveKind(const std::string& path, FileKind kind) {
+  if (kind != FileKind::kAuto) return kind;
+  FileKind fromExt = fileKindFromPath(path);
+  return fromExt != FileKind::kAuto ? fromExt : sniff(path);
+}
+
+Coo rawToCoo(io::RawTensor&& raw) {
+  Coo coo;
+  coo.shape = raw.shape;
+  if (raw.dense) {
+    const int64_t total = numElements(raw.shape);
+    const auto rank = static_cast<int64_t>(raw.shape.size());
+    std::vector<int64_t> index(static_cast<size_t>(rank), 0);
+    for (int64_t i = 0; i < total; ++i) {
+      if (raw.values[static_cast<size_t>(i)] != 0) {
+        coo.coords.insert(coo.coords.end(), index.begin(), index.end());
+        coo.values.push_back(raw.values[static_cast<size_t>(i)]);
+      }
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++index[static_cast<size_t>(d)] < raw.shape[static_cast<size_t>(d)]) break;
+        index[static_cast<size_t>(d)] = 0;
+      }
+    }
+    return coo;
+  }
+  const auto entries = static_cast<size_t>(raw.numEntries());
+  coo.coords = std::move(raw.coords);
+  coo.values = raw.pattern ? std::vector<double>(entries, 1.0) : std::move(raw.values);
+  return coo;
+}
+
+}  // namespace
+
+const char* fileKindName(FileKind kind) {
+  switch (kind) {
+    case FileKind::kAuto: return "auto";
+    case FileKind::kMatrixMarket: return "matrix-market";
+    case FileKind::kHarwellBoeing: return "harwell-boeing";
+    case FileKind::kFrostt: return "frostt";
+    case FileKind::kDlmc: return "dlmc";
+    case FileKind::kNpy: return "npy";
+    case FileKind::kSft: return "sft";
+    case FileKind::kTriplet: return "triplet";
+  }
+  return "unknown";
+}
+
+FileKind fileKindFromPath(const std::string& path) {
+  const std::string ext = lowerExtension(path);
+  if (ext == "mtx" || ext == "mm") return FileKind::kMatrixMarket;
+  if (ext == "rua" || ext == "rsa" || ext == "psa" || ext == "pua" || ext == "rra" ||
+      ext == "rb" || ext == "hb" || ext == "rse" || ext == "rue") {
+    return FileKind::kHarwellBoeing;
+  }
+  if (ext == "tns") return FileKind::kFrostt;
+  if (ext == "smtx") return FileKind::kDlmc;
+  if (ext == "npy") return FileKind::kNpy;
+  if (ext == "sft") return FileKind::kSft;
+  return FileKind::kAuto;
+}
+
+Coo readCoo(const std::string& path, const ReadOptions& options) {
+  const FileKind kind = resolveKind(path, options.kind);
+  if (kind == FileKind::kSft) {
+    io::SftReadOptions sft;
+    sft.verifyChecksum = options.verifyChecksum;
+    return toCoo(io::readSft(path, sft));
+  }
+  return rawToCoo(readRaw(path, kind, options));
+}
+
+Tensor read(const std::string& path, const ReadOptions& options) {
+  const FileKind kind = resolveKind(path, options.kind);
+  if (kind == FileKind::kSft) {
+    io::SftReadOptions sft;
+    sft.verifyChecksum = options.verifyChecksum;
+    Tensor t = io::readSft(path, sft);
+    if (options.format.empty() && options.dtype == t.dtype()) return t;
+    ConvertOptions convertOptions;
+    convertOptions.changeDType = true;
+    convertOptions.dtype = options.dtype;
+    Format target = options.format.empty() ? t.format() : Format::parse(options.format, t.rank());
+    return convert(t, target, convertOptions);
+  }
+  io::RawTensor raw = readRaw(path, kind, options);
+  const auto rank = static_cast<int32_t>(raw.shape.size());
+  std::string formatText = options.format;
+  if (formatText.empty()) formatText = raw.dense ? "dense" : rank == 2 ? "csr" : "coo";
+  Format format = Format::parse(formatText, rank);
+  if (raw.dense) {
+    return fromDense(raw.shape, raw.values.data(), format, options.dtype);
+  }
+  BuildOptions build;
+  build.dtype = options.dtype;
+  build.duplicates = options.duplicates;
+  try {
+    return fromCoo(rawToCoo(std::move(raw)), format, build);
+  } catch (const Error& e) {
+    throw Error(e.code(), path + ": " + e.what());  // the builder's message lacks the file
+  }
+}
+
+void write(const std::string& path, const Tensor& tensor, const WriteOptions& options) {
+  FileKind kind = options.kind != FileKind::kAuto ? options.kind : fileKindFromPath(path);
+  SF_USER_CHECK(kind != FileKind::kAuto)
+      << path << ": cannot tell the file kind from the extension (use .mtx, .tns, .smtx, .npy "
+      << "or .sft)";
+  if (kind == FileKind::kSft) return io::writeSft(path, tensor);
+  if (kind == FileKind::kNpy) {
+    io::NpyArray array;
+    array.shape = tensor.shape();
+    std::vector<double> dense = toDense(tensor);
+    if (tensor.dtype() == DType::kF64) {
+      array.dtype = "f64";
+      array.bytes.resize(dense.size() * 8);
+      std::memcpy(array.bytes.data(), dense.data(), array.bytes.size());
+    } else if (tensor.dtype() == DType::kF16) {
+      array.dtype = "f16";
+      array.bytes.resize(dense.size() * 2);
+      for (size_t i = 0; i < dense.size(); ++i) {
+        uint16_t h = floatToF16(static_cast<float>(dense[i]));
+        std::memcpy(array.bytes.data() + 2 * i, &h, 2);
+      }
+    } else {  // f32, and bf16 (numpy has no bfloat16): widened to f32 exactly
+      array.dtype = "f32";
+      array.bytes.resize(dense.size() * 4);
+      for (size_t i = 0; i < dense.size(); ++i) {
+        float f = static_cast<float>(dense[i]);
+        std::memcpy(array.bytes.data() + 4 * i, &f, 4);
+      }
+    }
+    return io::writeNpy(path, array);
+  }
+  io::RawTensor raw;
+  raw.shape = tensor.shape();
+  if (!tensor.isHybrid() && tensor.format().isDenseRowMajor() && kind == FileKind::kMatrixMarket) {
+    raw.dense = true;
+    raw.values = toDense(tensor);
+  } else {
+    Coo coo = toCoo(tensor);
+    raw.coords = std::move(coo.coords);
+    raw.values = std::move(coo.values);
+  }
+  switch (kind) {
+    case FileKind::kMatrixMarket: return io::writeMatrixMarket(path, raw);
+    case FileKind::kFrostt: return io::writeFrostt(path, raw);
+    case FileKind::kDlmc: return io::writeDlmc(path, raw);
+    default:
+      SF_FAIL(kNotSupported) << path << ": writing " << fileKindName(kind)
+                             << " files is not supported (use .mtx, .tns, .smtx, .npy or .sft)";
+  }
+}
+
+}  // namespace sparseflow

@@ -1,0 +1,45 @@
+// Whole-file read-only memory maps for the readers, and atomic whole-file writes for the writers.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace sparseflow::support {
+
+/// A read-only view of a whole file, memory-mapped so readers parse it in place without copying.
+/// Empty files are fine (data() is empty). Files that cannot be mapped (pipes, /dev/stdin) are read
+/// into memory instead. Move-only; unmaps on destruction.
+class MappedFile {
+ public:
+  /// Opens and maps `path`; throws Error(kIoError) naming the path and the system's reason.
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  /// The file's bytes; valid while this object lives.
+  std::string_view data() const { return {data_, size_}; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void release() noexcept;
+
+  std::string path_;
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ =
+      false;            // true: data_ came from mmap; false: data_ points into buffer_ (or is null)
+  std::string buffer_;  // contents of files that cannot be mapped
+};
+
+/// Writes `bytes` to `path` so that readers see either the old file or the complete new one, never
+/// a partial write: the bytes go to a temporary file in the same directory, which is then renamed
+/// over `path`. Throws Error(kIoError) naming the path; the temporary file is removed on failure.
+void writeFileAtomically(const std::string& path, std::string_view bytes);
+
+}  // namespace sparseflow::support

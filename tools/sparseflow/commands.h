@@ -1,0 +1,16 @@
+// The subcommands of the `sparseflow` tool; each file registers one.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace sparseflow::tools {
+
+/// A subcommand's action, run after parsing; returns the process exit status.
+using Action = std::function<int()>;
+
+void addInfoCommand(CLI::App& app, Action& action);
+void addConvertCommand(CLI::App& app, Action& action);
+void addSurveyCommand(CLI::App& app, Action& action);
+
+}  // namespace sparseflow::tools
