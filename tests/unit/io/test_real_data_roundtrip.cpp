@@ -172,7 +172,9 @@ TEST_P(RealFile, ReadWriteReadIsIdentical) {
       Tensor again = read(out, options);
       ASSERT_EQ(again.shape(), original.shape()) << ext;
       ASSERT_EQ(entries(toCoo(again), false), expect) << ext;
-      if (ext == ".sft") EXPECT_EQ(again.format(), original.format());
+      if (ext == ".sft") {
+        EXPECT_EQ(again.format(), original.format());
+      }
     }
   }
   fs::remove_all(dir);
