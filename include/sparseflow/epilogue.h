@@ -1,0 +1,47 @@
+// Epilogues: the element-wise functions fused after a kernel's reduction (bias, relu, silu, gelu).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sparseflow {
+
+/// An activation applied after the reduction (and after the bias, if any). Values are stable:
+/// they cross the C ABI; append only, never renumber. The list lives in
+/// src/kernels/activation_list.h: adding an activation is one entry there.
+enum class Activation : int32_t {
+  kNone = 0,
+  kRelu = 1,
+  kSilu = 2,      ///< x * sigmoid(x)
+  kGeluErf = 3,   ///< x * Φ(x), the exact (erf) form
+  kGeluTanh = 4,  ///< the tanh approximation of GELU
+};
+
+/// Every registered activation, in enum order.
+const std::vector<Activation>& allActivations();
+
+/// The activation's name as users type it ("relu", "gelu_tanh"...).
+const char* activationName(Activation activation);
+
+/// The activation in float64, the reference that every kernel is tested against.
+double activationReference(Activation activation, double x);
+
+/// What runs after the reduction: `y = activation(acc + bias)`, bias optional.
+struct Epilogue {
+  bool bias = false;
+  Activation activation = Activation::kNone;
+
+  /// Parses "none", "bias", "relu", "bias+relu", "gelu" (the erf form), "gelu_erf",
+  /// "gelu_tanh", "bias+silu"...; an unknown name is an error that lists the known ones.
+  static Epilogue parse(std::string_view text);
+  /// The text parse() reads back ("bias+gelu_tanh", "none").
+  std::string toString() const;
+  /// Every combination: none, bias, each activation, bias + each activation.
+  static std::vector<Epilogue> all();
+
+  friend bool operator==(const Epilogue&, const Epilogue&) = default;
+};
+
+}  // namespace sparseflow

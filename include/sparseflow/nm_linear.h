@@ -1,0 +1,54 @@
+// A linear layer with 2:4 sparse weights on the CPU: y = epilogue(x · Wᵀ + b), prepared once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sparseflow/dtype.h"
+#include "sparseflow/epilogue.h"
+#include "sparseflow/tensor.h"
+
+namespace sparseflow {
+
+/// Options for NMLinear; defaults suit inference.
+struct NMLinearOptions {
+  int32_t threads = 0;  ///< 0: OpenMP's default (all cores)
+};
+
+/// W (out_features × in_features) in the "2:4" format with f32, bf16 or f16 values, packed once
+/// for the SIMD target chosen at run time (AVX-512, AVX2, SSE4...). forward() accepts x as f32 or
+/// the weights' dtype, batch × in_features row-major, and accumulates in f32. Thread-safe:
+/// forward() may be called from several threads at once.
+class NMLinear {
+ public:
+  /// `bias` is empty or holds out_features values; it must be given exactly when the epilogue
+  /// says `bias` (nothing is added or dropped silently).
+  NMLinear(const Tensor& weights, std::vector<float> bias, Epilogue epilogue,
+           NMLinearOptions options = {});
+  ~NMLinear();
+  NMLinear(NMLinear&&) noexcept;
+  NMLinear& operator=(NMLinear&&) noexcept;
+
+  int64_t outFeatures() const;
+  int64_t inFeatures() const;
+  DType weightType() const;
+  const Epilogue& epilogue() const;
+
+  /// y = epilogue(x · Wᵀ + b) for a dense 2-d x (batch × in); y has x's dtype.
+  Tensor forward(const Tensor& x) const;
+  /// The same on raw row-major arrays: x is batch × in of `type`, y batch × out of `type`.
+  void forward(const void* x, DType type, int64_t batch, void* y) const;
+
+  /// The SIMD target and the tile plan that forward() uses for this batch size.
+  std::string describe(int64_t batch) const;
+  /// Bytes of packed weights (values + metadata) streamed by one forward().
+  int64_t weightBytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sparseflow

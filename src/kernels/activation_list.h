@@ -1,0 +1,12 @@
+// The activation registry, one line per activation: X(enumerator, name, reference, vector functor).
+// `reference` is a double(double) function in activation_reference.h; `vector functor` is a
+// struct in activations-inl.h applied per SIMD vector. Adding an activation is one line here plus
+// those two functions; every kernel, test and benchmark picks it up from this list.
+#pragma once
+
+#define SF_ACTIVATION_LIST(X)                           \
+  X(kNone, "none", referenceIdentity, VecIdentity)      \
+  X(kRelu, "relu", referenceRelu, VecRelu)              \
+  X(kSilu, "silu", referenceSilu, VecSilu)              \
+  X(kGeluErf, "gelu_erf", referenceGeluErf, VecGeluErf) \
+  X(kGeluTanh, "gelu_tanh", referenceGeluTanh, VecGeluTanh)

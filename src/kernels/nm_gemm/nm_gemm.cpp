@@ -1,0 +1,424 @@
+// The 2:4 GEMM micro-kernels (Highway, compiled once per SIMD target, dispatched at run time):
+// a permute path for small batches and a broadcast path for large ones (see nm_gemm_plan.h).
+#include "kernels/nm_gemm/nm_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "support/check.h"
+#include "support/half.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/nm_gemm/nm_gemm.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels/activations-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace sparseflow::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Shared pieces first: input conversion to f32 and the epilogue + store of an f32 output tile.
+
+float toFloat(const void* base, DType type, int64_t i) {
+  switch (type) {
+    case DType::kBF16: return bf16ToFloat(static_cast<const uint16_t*>(base)[i]);
+    case DType::kF16: return f16ToFloat(static_cast<const uint16_t*>(base)[i]);
+    default: return static_cast<const float*>(base)[i];
+  }
+}
+
+/// Applies the epilogue to `rows` × `count` f32 outputs (row stride `tileStride`) for output
+/// columns o0.. and stores them into Y in its dtype.
+void finishTile(const NMGemmArgs& args, int64_t outFeatures, float* tile, int64_t tileStride,
+                int64_t b0, int64_t rows, int64_t o0, int64_t count) {
+  const bool apply = args.bias != nullptr || args.activation != Activation::kNone;
+  for (int64_t b = 0; b < rows; ++b) {
+    float* row = tile + b * tileStride;
+    if (apply) {
+      applyEpilogue(args.activation, row, args.bias ? args.bias + o0 : nullptr, count);
+    }
+    const int64_t at = (b0 + b) * outFeatures + o0;
+    switch (args.yType) {
+      case DType::kBF16: {
+        auto* y = static_cast<uint16_t*>(args.y) + at;
+        for (int64_t i = 0; i < count; ++i) y[i] = floatToBf16(row[i]);
+        break;
+      }
+      case DType::kF16: {
+        auto* y = static_cast<uint16_t*>(args.y) + at;
+        for (int64_t i = 0; i < count; ++i) y[i] = floatToF16(row[i]);
+        break;
+      }
+      default: std::memcpy(static_cast<float*>(args.y) + at, row, static_cast<size_t>(count) * 4);
+    }
+  }
+}
+
+#if HWY_TARGET == HWY_SCALAR
+// No SIMD: a plain loop over the same packed layout (4 lanes), the scalar reference kernel.
+
+int32_t F32Lanes() {
+  return 4;
+}
+
+void RunNMGemm(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPlan& plan) {
+  const int64_t lanes = w.lanes, half = lanes / 2, out = w.outFeatures, in = w.inFeatures;
+  std::vector<float> row(static_cast<size_t>(std::max<int64_t>(out, 1)));
+  for (int64_t b = 0; b < args.batch; ++b) {
+    for (int64_t o = 0; o < out; ++o) {
+      float acc = 0.0f;
+      for (int64_t s = 0; s < w.steps; ++s) {
+        uint32_t word = 0;
+        std::memcpy(&word, w.blockMeta(o / 2, s), static_cast<size_t>(lanes / 4));
+        const uint8_t* block = w.block(o / 2, s);
+        for (int64_t j = 0; j < half; ++j) {
+          const int64_t k = (o % 2) * half + j;
+          const int64_t column = s * lanes + 4 * (j / 2) + ((word >> (2 * k)) & 3u);
+          if (column >= in) continue;
+          const float value = toFloat(block, w.valueType, k);
+          acc += value * toFloat(args.x, args.xType, b * in + column);
+        }
+      }
+      row[static_cast<size_t>(o)] = acc;
+    }
+    finishTile(args, out, row.data(), out, b, 1, 0, out);
+  }
+  (void)plan;
+}
+
+#else  // SIMD targets
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+constexpr size_t kLanes = hn::MaxLanes(DF());
+
+/// Loads `kLanes` weights of type T as f32.
+template <typename T>
+HWY_INLINE VF loadWeights(const uint8_t* p) {
+  const DF d;
+  if constexpr (std::is_same_v<T, float>) {
+    return hn::Load(d, reinterpret_cast<const float*>(p));
+  } else {
+    const hn::Rebind<T, DF> dn;
+    return hn::PromoteTo(d, hn::LoadU(dn, reinterpret_cast<const T*>(p)));
+  }
+}
+
+/// The block's metadata (lanes/4 bytes) as the low bits of a 32-bit load; the bytes past it
+/// (the next block's, or the allocation's 4 bytes of slack) are masked off by every use.
+HWY_INLINE uint32_t loadMetaWord(const uint8_t* p) {
+  uint32_t word;
+  std::memcpy(&word, p, sizeof(word));
+  return word;
+}
+
+/// Lane k's shift (2k) and the first column of its group within the step (4 × (k mod H) / 2).
+struct LaneConstants {
+  HWY_ALIGN uint32_t shift[kLanes];
+  HWY_ALIGN uint32_t base[kLanes];
+  LaneConstants() {
+    for (size_t k = 0; k < kLanes; ++k) {
+      shift[k] = static_cast<uint32_t>(2 * k);
+      base[k] = static_cast<uint32_t>(4 * ((k % (kLanes / 2)) / 2));
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Permute path: for P row pairs and BB batch rows, each step loads one weight vector per pair,
+// turns its offsets into lane indices, and multiplies it with a permutation of each X row's
+// `kLanes` columns. Accumulators hold two rows' partial sums (low and high half of the lanes).
+
+template <typename T, int P, int BB>
+void permuteTile(const PackedNMWeights& w, int64_t pair0, const float* xs, int64_t xStride,
+                 float* out, int64_t outStride, const LaneConstants& lc) {
+  const DF d;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto shifts = hn::Load(du, lc.shift);
+  const auto bases = hn::Load(du, lc.base);
+  const auto three = hn::Set(du, 3u);
+  VF acc[P][BB];
+  for (int q = 0; q < P; ++q) {
+    for (int b = 0; b < BB; ++b) acc[q][b] = hn::Zero(d);
+  }
+  const int64_t steps = w.steps;
+  constexpr int64_t kBlockBytes = static_cast<int64_t>(kLanes * sizeof(T));
+  constexpr int64_t kMetaBytes = static_cast<int64_t>(kLanes / 4);
+  const uint8_t* values = w.block(pair0, 0);
+  const uint8_t* meta = w.blockMeta(pair0, 0);
+  const int64_t pairValueStride = steps * kBlockBytes, pairMetaStride = steps * kMetaBytes;
+  for (int64_t s = 0; s < steps; ++s) {
+    VF xv[BB];
+    for (int b = 0; b < BB; ++b) xv[b] = hn::Load(d, xs + b * xStride + s * kLanes);
+    for (int q = 0; q < P; ++q) {
+      const VF wv = loadWeights<T>(values + q * pairValueStride + s * kBlockBytes);
+      const auto word = hn::Set(du, loadMetaWord(meta + q * pairMetaStride + s * kMetaBytes));
+      const auto lane = hn::Add(hn::And(word >> shifts, three), bases);
+      const auto idx = hn::IndicesFromVec(d, hn::BitCast(di, lane));
+      for (int b = 0; b < BB; ++b) {
+        acc[q][b] = hn::MulAdd(wv, hn::TableLookupLanes(xv[b], idx), acc[q][b]);
+      }
+    }
+  }
+  const hn::Half<DF> dh;
+  for (int q = 0; q < P; ++q) {
+    for (int b = 0; b < BB; ++b) {
+      out[b * outStride + 2 * q] = hn::GetLane(hn::SumOfLanes(dh, hn::LowerHalf(dh, acc[q][b])));
+      out[b * outStride + 2 * q + 1] =
+          hn::GetLane(hn::SumOfLanes(dh, hn::UpperHalf(dh, acc[q][b])));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Broadcast path: for PAIRS row pairs and BT vectors of batch, each stored weight is broadcast
+// and multiplied with the row of Xᵀ its column selects; Xᵀ chunks (k × batch tile) stay in L1.
+
+/// Stored weight K of a pair's block: its Xᵀ row is fixed by the metadata, its output row by K's
+/// half of the block. Everything is a compile-time constant but the column, so the accumulators
+/// stay in registers.
+template <int BT, size_t K>
+HWY_INLINE void broadcastSlot(VF (&low)[BT], VF (&high)[BT], const float* weights, uint32_t word,
+                              const float* xstep) {
+  constexpr size_t kHalf = kLanes / 2;
+  constexpr size_t kStride = BT * kLanes;
+  const size_t column = 4 * ((K % kHalf) / 2) + ((word >> (2 * K)) & 3u);
+  const float* xrow = xstep + column * kStride;
+  const VF wb = hn::Set(DF(), weights[K]);
+  VF(&acc)[BT] = K < kHalf ? low : high;
+  for (int v = 0; v < BT; ++v) acc[v] = hn::MulAdd(wb, hn::Load(DF(), xrow + v * kLanes), acc[v]);
+}
+
+template <int BT, size_t... K>
+HWY_INLINE void broadcastBlock(VF (&low)[BT], VF (&high)[BT], const float* weights, uint32_t word,
+                               const float* xstep, std::index_sequence<K...>) {
+  (broadcastSlot<BT, K>(low, high, weights, word, xstep), ...);
+}
+
+/// PAIRS row pairs × BT vectors of batch over k steps [step0, step1); Xᵀ rows are BT × lanes
+/// floats apart. Accumulates into (or, when `first`, starts) acc_out: 2·PAIRS rows of BT vectors.
+template <typename T, int PAIRS, int BT>
+void broadcastTile(const PackedNMWeights& w, int64_t pair0, int64_t step0, int64_t step1,
+                   const float* xt, float* acc_out, bool first) {
+  const DF d;
+  constexpr int kRows = 2 * PAIRS;
+  constexpr int64_t kStride = BT * static_cast<int64_t>(kLanes);
+  VF acc[kRows][BT];
+  for (int r = 0; r < kRows; ++r) {
+    for (int v = 0; v < BT; ++v) {
+      acc[r][v] = first ? hn::Zero(d) : hn::Load(d, acc_out + r * kStride + v * kLanes);
+    }
+  }
+  HWY_ALIGN float wbuf[kLanes];
+  constexpr int64_t kBlockBytes = static_cast<int64_t>(kLanes * sizeof(T));
+  constexpr int64_t kMetaBytes = static_cast<int64_t>(kLanes / 4);
+  const uint8_t* values = w.block(pair0, 0);
+  const uint8_t* meta = w.blockMeta(pair0, 0);
+  const int64_t pairValueStride = w.steps * kBlockBytes, pairMetaStride = w.steps * kMetaBytes;
+  for (int64_t s = step0; s < step1; ++s) {
+    const float* xstep = xt + s * static_cast<int64_t>(kLanes) * kStride;
+    [&]<size_t... Q>(std::index_sequence<Q...>) {
+      (
+          [&] {
+            const uint8_t* block =
+                values + static_cast<int64_t>(Q) * pairValueStride + s * kBlockBytes;
+            const float* weights = reinterpret_cast<const float*>(block);
+            if constexpr (!std::is_same_v<T, float>) {
+              hn::Store(loadWeights<T>(block), d, wbuf);
+              weights = wbuf;
+            }
+            const uint32_t word =
+                loadMetaWord(meta + static_cast<int64_t>(Q) * pairMetaStride + s * kMetaBytes);
+            broadcastBlock<BT>(acc[2 * Q], acc[2 * Q + 1], weights, word, xstep,
+                               std::make_index_sequence<kLanes>());
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<PAIRS>());
+  }
+  for (int r = 0; r < kRows; ++r) {
+    for (int v = 0; v < BT; ++v) hn::Store(acc[r][v], d, acc_out + r * kStride + v * kLanes);
+  }
+}
+
+hwy::AlignedFreeUniquePtr<float[]> zeroedFloats(int64_t count) {
+  auto p = hwy::AllocateAligned<float>(static_cast<size_t>(std::max<int64_t>(count, 1)));
+  SF_CHECK_CODE(p != nullptr, ErrorCode::kOutOfMemory)
+      << "2:4 GEMM scratch of " << count << " floats";
+  std::memset(p.get(), 0, static_cast<size_t>(count) * sizeof(float));
+  return p;
+}
+
+hwy::AlignedFreeUniquePtr<float[]> paddedRows(const NMGemmArgs& args, int64_t in, int64_t kp,
+                                              int64_t b0, int64_t rows) {
+  auto xs = zeroedFloats(rows * kp);
+  for (int64_t b = 0; b < rows; ++b) {
+    if (args.xType == DType::kF32) {
+      std::memcpy(xs.get() + b * kp, static_cast<const float*>(args.x) + (b0 + b) * in,
+                  static_cast<size_t>(in) * sizeof(float));
+      continue;
+    }
+    for (int64_t c = 0; c < in; ++c) {
+      xs[b * kp + c] = toFloat(args.x, args.xType, (b0 + b) * in + c);
+    }
+  }
+  return xs;
+}
+
+template <typename T>
+void runPermute(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPlan& plan) {
+  const int64_t kp = w.steps * kLanes;
+  const int64_t out = w.outFeatures;
+  const auto xs = paddedRows(args, w.inFeatures, kp, 0, args.batch);
+  const LaneConstants lc;
+  const int64_t blockPairs = plan.pairsPerBlock;
+  const int64_t blocks = (w.pairs + blockPairs - 1) / blockPairs;
+  const int64_t tileStride = 2 * blockPairs;
+#pragma omp parallel num_threads(plan.threads)
+  {
+    std::vector<float> tile(static_cast<size_t>(args.batch * tileStride));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t p0 = blk * blockPairs;
+      const int64_t p1 = std::min(w.pairs, p0 + blockPairs);
+      int64_t b = 0;
+      while (b < args.batch) {
+        const int64_t rest = args.batch - b;
+        const float* xb = xs.get() + b * kp;
+        float* tb = tile.data() + b * tileStride;
+        for (int64_t p = p0; p < p1;) {
+          float* t = tb + 2 * (p - p0);
+          if (rest >= 8) {
+            permuteTile<T, 1, 8>(w, p, xb, kp, t, tileStride, lc), p += 1;
+          } else if (rest >= 4) {
+            permuteTile<T, 2, 4>(w, p, xb, kp, t, tileStride, lc), p += 2;
+          } else if (rest >= 2) {
+            permuteTile<T, 2, 2>(w, p, xb, kp, t, tileStride, lc), p += 2;
+          } else {
+            permuteTile<T, 4, 1>(w, p, xb, kp, t, tileStride, lc), p += 4;
+          }
+        }
+        b += rest >= 8 ? 8 : rest >= 4 ? 4 : rest >= 2 ? 2 : 1;
+      }
+      const int64_t o0 = 2 * p0;
+      const int64_t count = std::min(out, 2 * p1) - o0;
+      if (count > 0) finishTile(args, out, tile.data(), tileStride, 0, args.batch, o0, count);
+    }
+  }
+}
+
+template <typename T>
+void runBroadcast(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPlan& plan) {
+  const int64_t in = w.inFeatures;
+  const int64_t out = w.outFeatures;
+  const int64_t kp = w.steps * kLanes;
+  const int64_t blockPairs = plan.pairsPerBlock;
+  const int64_t blocks = (w.pairs + blockPairs - 1) / blockPairs;
+  const int64_t chunk = std::max<int64_t>(plan.stepsPerChunk, 1);
+  const int64_t maxWidth = int64_t{plan.maxBatchVectors} * static_cast<int64_t>(kLanes);
+  auto xt = zeroedFloats(kp * maxWidth);
+
+  for (int64_t b0 = 0; b0 < args.batch;) {
+    const int64_t vectorsLeft = (args.batch - b0 + kLanes - 1) / kLanes;
+    const int vectors = vectorsLeft >= 4 ? 4 : vectorsLeft >= 2 ? 2 : 1;
+    const int64_t width = vectors * static_cast<int64_t>(kLanes);
+    const int64_t rows = std::min(width, args.batch - b0);
+    // Xᵀ for this batch tile: kp × width, zero beyond the batch and beyond in.
+#pragma omp parallel for schedule(static) num_threads(plan.threads)
+    for (int64_t c = 0; c < kp; ++c) {
+      float* dst = xt.get() + c * width;
+      for (int64_t i = 0; i < width; ++i) {
+        dst[i] = (i < rows && c < in) ? toFloat(args.x, args.xType, (b0 + i) * in + c) : 0.0f;
+      }
+    }
+#pragma omp parallel num_threads(plan.threads)
+    {
+      auto acc = zeroedFloats(2 * blockPairs * width);
+      std::vector<float> tile(static_cast<size_t>(width * 2 * blockPairs));
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const int64_t p0 = blk * blockPairs;
+        const int64_t p1 = std::min(w.pairs, p0 + blockPairs);
+        for (int64_t s0 = 0; s0 < w.steps; s0 += chunk) {
+          const int64_t s1 = std::min(w.steps, s0 + chunk);
+          const bool first = s0 == 0;
+          for (int64_t p = p0; p < p1;) {
+            float* a = acc.get() + 2 * (p - p0) * width;
+            if (vectors == 4) {
+              broadcastTile<T, 1, 4>(w, p, s0, s1, xt.get(), a, first), p += 1;
+            } else if (vectors == 2) {
+              broadcastTile<T, 2, 2>(w, p, s0, s1, xt.get(), a, first), p += 2;
+            } else {
+              broadcastTile<T, 4, 1>(w, p, s0, s1, xt.get(), a, first), p += 4;
+            }
+          }
+        }
+        // acc is (2 × pairs) × width; the tile wants batch rows × outputs.
+        const int64_t count = std::min(out, 2 * p1) - 2 * p0;
+        if (count <= 0) continue;
+        const int64_t tileStride = 2 * blockPairs;
+        for (int64_t r = 0; r < count; ++r) {
+          for (int64_t i = 0; i < rows; ++i) tile[i * tileStride + r] = acc[r * width + i];
+        }
+        finishTile(args, out, tile.data(), tileStride, b0, rows, 2 * p0, count);
+      }
+    }
+    b0 += rows;
+  }
+}
+
+int32_t F32Lanes() {
+  return static_cast<int32_t>(kLanes);
+}
+
+void RunNMGemm(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPlan& plan) {
+  SF_ICHECK(w.lanes == static_cast<int32_t>(kLanes))
+      << "weights packed for " << w.lanes << " lanes, target has " << kLanes;
+  const bool broadcast = plan.path == NMGemmPath::kBroadcast;
+  switch (w.valueType) {
+    case DType::kBF16:
+      return broadcast ? runBroadcast<hwy::bfloat16_t>(w, args, plan)
+                       : runPermute<hwy::bfloat16_t>(w, args, plan);
+    case DType::kF16:
+      return broadcast ? runBroadcast<hwy::float16_t>(w, args, plan)
+                       : runPermute<hwy::float16_t>(w, args, plan);
+    default:
+      return broadcast ? runBroadcast<float>(w, args, plan) : runPermute<float>(w, args, plan);
+  }
+}
+
+#endif  // HWY_TARGET == HWY_SCALAR
+
+const char* TargetName() {
+  return hwy::TargetName(HWY_TARGET);
+}
+
+}  // namespace sparseflow::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace sparseflow::kernels {
+
+HWY_EXPORT(F32Lanes);
+HWY_EXPORT(TargetName);
+HWY_EXPORT(RunNMGemm);
+
+int32_t nmGemmLanes() {
+  return HWY_DYNAMIC_DISPATCH(F32Lanes)();
+}
+
+const char* nmGemmTargetName() {
+  return HWY_DYNAMIC_DISPATCH(TargetName)();
+}
+
+void runNMGemm(const PackedNMWeights& weights, const NMGemmArgs& args, const NMGemmPlan& plan) {
+  HWY_DYNAMIC_DISPATCH(RunNMGemm)(weights, args, plan);
+}
+
+}  // namespace sparseflow::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,56 @@
+// Tile selection for the 2:4 GEMM (see nm_gemm_plan.h); the numbers come from bench/bench_nm_gemm.
+#include "kernels/nm_gemm/nm_gemm_plan.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace sparseflow::kernels {
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+std::string NMGemmPlan::toString() const {
+  std::ostringstream out;
+  out << (path == NMGemmPath::kPermute ? "permute" : "broadcast") << " lanes=" << lanes
+      << " pairs/block=" << pairsPerBlock;
+  if (path == NMGemmPath::kBroadcast) {
+    out << " steps/chunk=" << stepsPerChunk << " batch-vectors=" << maxBatchVectors;
+  }
+  out << " threads=" << threads;
+  return out.str();
+}
+
+NMGemmPlan chooseNMGemmPlan(const NMGemmShape& shape, int32_t lanes,
+                            const support::CacheSizes& caches, int32_t threads) {
+  NMGemmPlan plan;
+  plan.lanes = std::max(lanes, 4);
+  plan.threads = std::max(threads, 1);
+  // Broadcasting pays once a batch fills a vector: below that, most lanes would be idle, and the
+  // permute path's weight-stationary loop wins (it streams the weights exactly once).
+  plan.path = shape.batch >= plan.lanes ? NMGemmPath::kBroadcast : NMGemmPath::kPermute;
+  const int64_t pairs = ceilDiv(std::max<int64_t>(shape.outFeatures, 1), 2);
+
+  if (plan.path == NMGemmPath::kBroadcast) {
+    // Up to 4 vectors of batch per tile (the register budget: 2 rows × 4 vectors accumulators
+    // plus the operands), and k chunks whose Xᵀ rows (chunk × tile width × 4 bytes) fill half
+    // L1: every stored weight reads one such row, and from L2 that read is the bottleneck
+    // (measured 15-20% slower at batch 32 and 128).
+    plan.maxBatchVectors = 4;
+    const int64_t tileBytesPerColumn = int64_t{plan.maxBatchVectors} * plan.lanes * 4;
+    const int64_t columns = std::max<int64_t>(caches.l1d / 2 / tileBytesPerColumn, plan.lanes);
+    const int64_t steps = ceilDiv(std::max<int64_t>(shape.inFeatures, 1), plan.lanes);
+    plan.stepsPerChunk = std::min(steps, std::max<int64_t>(columns / plan.lanes, 1));
+  }
+  // Enough tasks for dynamic balancing (≥ 8 per thread) but blocks big enough that the
+  // epilogue and the Xᵀ chunk reloads amortize; a multiple of 4 pairs (the widest pair tile).
+  int64_t block = ceilDiv(pairs, int64_t{8} * plan.threads);
+  block = std::clamp<int64_t>(block, 4, plan.path == NMGemmPath::kBroadcast ? 64 : 32);
+  plan.pairsPerBlock = ceilDiv(block, 4) * 4;
+  return plan;
+}
+
+}  // namespace sparseflow::kernels

@@ -1,0 +1,87 @@
+// Regroups the n:m format's 2:4 storage into PackedNMWeights (see packed_weights.h).
+#include "kernels/nm_gemm/packed_weights.h"
+
+#include <cstring>
+
+#include "support/check.h"
+
+namespace sparseflow::kernels {
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+void checkWeights(const Tensor& w) {
+  SF_USER_CHECK(w.rank() == 2) << "2:4 weights must be 2-d (out_features × in_features), got "
+                               << w.rank() << "-d";
+  const Format& f = w.format();
+  const bool is24 = !f.isHybrid() && f.numLevels() == 2 &&
+                    f.level(0).type.kind == LevelKind::kDense &&
+                    f.level(1).type.kind == LevelKind::kNM && f.level(1).type.n == 2 &&
+                    f.level(1).type.m == 4 && f.level(0).expr.dim == 0 && f.level(1).expr.dim == 1;
+  SF_CHECK_CODE(is24, ErrorCode::kNotSupported)
+      << "the 2:4 kernels take weights in the '2:4' format (rows dense, 2 of every 4 columns); "
+         "got '"
+      << f.toString() << "': convert or prune them first";
+  const DType t = w.dtype();
+  SF_CHECK_CODE(t == DType::kF32 || t == DType::kBF16 || t == DType::kF16, ErrorCode::kNotSupported)
+      << "the 2:4 kernels take f32, bf16 or f16 weights, got " << dtypeName(t);
+}
+
+}  // namespace
+
+PackedNMWeights packNMWeights(const Tensor& weights, int32_t lanes) {
+  checkWeights(weights);
+  SF_ICHECK(lanes == 4 || lanes == 8 || lanes == 16) << "unsupported lane count " << lanes;
+  PackedNMWeights packed;
+  packed.outFeatures = weights.shape()[0];
+  packed.inFeatures = weights.shape()[1];
+  packed.lanes = lanes;
+  packed.valueType = weights.dtype();
+  packed.steps = ceilDiv(std::max<int64_t>(packed.inFeatures, 1), lanes);
+  packed.pairs = ceilDiv(ceilDiv(packed.outFeatures, 2), 4) * 4;
+  packed.values = hwy::AllocateAligned<uint8_t>(static_cast<size_t>(packed.valueBytes()));
+  // 4 bytes of slack: kernels read each block's metadata with one 32-bit load.
+  packed.meta = hwy::AllocateAligned<uint8_t>(static_cast<size_t>(packed.metaBytes() + 4));
+  SF_CHECK_CODE(packed.values && packed.meta, ErrorCode::kOutOfMemory)
+      << "packing 2:4 weights " << packed.outFeatures << "x" << packed.inFeatures;
+  std::memset(packed.meta.get() + packed.metaBytes(), 0, 4);
+
+  const int64_t groups = ceilDiv(packed.inFeatures, 4);
+  const int64_t elementSize = dtypeSize(packed.valueType);
+  const int64_t half = lanes / 2;
+  const auto* srcValues = static_cast<const uint8_t*>(weights.values().data());
+  const auto* srcMeta = static_cast<const uint8_t*>(weights.level(1).meta.data());
+  const int64_t out = packed.outFeatures;
+  uint8_t* dstValues = packed.values.get();
+  uint8_t* dstMeta = packed.meta.get();
+
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < packed.pairs; ++p) {
+    for (int64_t s = 0; s < packed.steps; ++s) {
+      uint8_t* blockValues = dstValues + (p * packed.steps + s) * lanes * elementSize;
+      uint32_t word = 0;
+      for (int64_t k = 0; k < lanes; ++k) {
+        const int64_t row = 2 * p + k / half;
+        const int64_t slotInRow = s * half + k % half;  // two slots per group of four columns
+        const int64_t group = slotInRow / 2;
+        uint32_t offset = static_cast<uint32_t>(k % 2);  // padding: distinct, harmless offsets
+        if (row < out && group < groups) {
+          const int64_t slot = row * groups * 2 + slotInRow;
+          offset = (srcMeta[slot >> 2] >> ((slot & 3) * 2)) & 3u;
+          std::memcpy(blockValues + k * elementSize, srcValues + slot * elementSize,
+                      static_cast<size_t>(elementSize));
+        } else {
+          std::memset(blockValues + k * elementSize, 0, static_cast<size_t>(elementSize));
+        }
+        word |= offset << (2 * k);
+      }
+      std::memcpy(dstMeta + (p * packed.steps + s) * (lanes / 4), &word,
+                  static_cast<size_t>(lanes / 4));
+    }
+  }
+  return packed;
+}
+
+}  // namespace sparseflow::kernels
