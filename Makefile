@@ -1,6 +1,6 @@
 # Thin wrappers over scripts/, CMake and ctest. `make demo` and `make test` work on a fresh
 # Debian 12 machine: each installs what is missing first.
-.PHONY: all deps build demo test test-release test-asan bench fuzz clean
+.PHONY: all deps build demo test test-release test-asan test-tsan bench fuzz clean
 
 JOBS ?= $(shell nproc)
 BUILD ?= build
@@ -21,6 +21,7 @@ demo: build
 test: build
 	$(MAKE) test-release
 	$(MAKE) test-asan
+	$(MAKE) test-tsan
 
 test-release:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
@@ -32,6 +33,15 @@ test-asan: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 900
+
+# The C ABI's thread test under ThreadSanitizer: one SparseFlowLinear run from 8 threads at once.
+# Each caller thread runs one OpenMP thread, so uninstrumented libgomp starts no threads and
+# needs no suppressions (docs/capi.md).
+test-tsan: deps
+	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1 -g" \
+	  -DCMAKE_C_FLAGS="-O1 -g" -DSPARSEFLOW_SANITIZE=thread -DSPARSEFLOW_WERROR=ON
+	cmake --build build-tsan -j $(JOBS) --target test_capi_threads
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/bin/test_capi_threads
 
 bench:
 	scripts/install_deps.sh bench
@@ -49,4 +59,4 @@ fuzz:
 	scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 clean:
-	rm -rf build build-asan build-bench build-fuzz
+	rm -rf build build-asan build-bench build-fuzz build-tsan
