@@ -29,9 +29,9 @@ TEST(Convert, EveryPairOfPresetsAgrees) {
   }
   const int64_t width = std::max<int64_t>(9, *std::max_element(rowLength.begin(), rowLength.end()));
   const std::string ellK = "ell:" + std::to_string(width);
-  const std::vector<std::string> formats = {"dense", "csr",     "csc",  "coo",     "dcsr",
-                                            "dcsc",  "bsr:4x4", "ell",  "hyb",     "csr@i64",
-                                            "csc@p64", "bsr:2x8", ellK, "hyb:1"};
+  const std::vector<std::string> formats = {"dense",   "csr",     "csc", "coo",  "dcsr",
+                                            "dcsc",    "bsr:4x4", "ell", "hyb",  "csr@i64",
+                                            "csc@p64", "bsr:2x8", ellK,  "hyb:1"};
   for (const std::string& from : formats) {
     Tensor source = fromCoo(coo, Format::parse(from, 2), {DType::kF64});
     for (const std::string& to : formats) {

@@ -50,8 +50,8 @@ std::vector<fs::path> readableFiles() {
     if (!entry.is_regular_file() || isBroken(entry.path())) continue;
     const fs::path& p = entry.path();
     FileKind kind = fileKindFromPath(p.string());
-    bool triplet = kind == FileKind::kAuto && !p.has_extension() &&
-                   p.parent_path().filename() == "Matrix";
+    bool triplet =
+        kind == FileKind::kAuto && !p.has_extension() && p.parent_path().filename() == "Matrix";
     // coordinate_narrow.tns is valid FROSTT; only an 8-bit crd would refuse it.
     if (kind != FileKind::kAuto || triplet) files.push_back(p);
   }
@@ -65,9 +65,9 @@ std::vector<std::pair<std::vector<int64_t>, double>> entries(const Coo& coo, boo
   const size_t rank = coo.shape.size();
   for (size_t e = 0; e < coo.values.size(); ++e) {
     if (dropZeros && coo.values[e] == 0) continue;
-    out.emplace_back(std::vector<int64_t>(coo.coords.begin() + e * rank,
-                                          coo.coords.begin() + (e + 1) * rank),
-                     coo.values[e]);
+    out.emplace_back(
+        std::vector<int64_t>(coo.coords.begin() + e * rank, coo.coords.begin() + (e + 1) * rank),
+        coo.values[e]);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -76,8 +76,8 @@ std::vector<std::pair<std::vector<int64_t>, double>> entries(const Coo& coo, boo
 std::vector<std::string> presetsFor(const Tensor& t) {
   if (t.rank() == 1) return {"coo", "dense", "2:4+coo"};
   if (t.rank() != 2) return {"coo", "dense", "csf", "dcsf", "2:4+coo"};
-  return {"csr", "csc", "coo", "dcsr", "dcsc", "bsr:4x4", "bsr:1x4", "bsr:16x16", "bsr:32x1",
-          "ell", "hyb", "2:4", "csr@i64", "dense"};
+  return {"csr",       "csc",      "coo", "dcsr", "dcsc", "bsr:4x4", "bsr:1x4",
+          "bsr:16x16", "bsr:32x1", "ell", "hyb",  "2:4",  "csr@i64", "dense"};
 }
 
 TEST(RealData, EveryBrokenFileIsRefusedWithAClearError) {
@@ -97,7 +97,9 @@ TEST(RealData, EveryBrokenFileIsRefusedWithAClearError) {
 /// One test per real file, so ctest runs them in parallel and a failure names the file.
 class RealFile : public ::testing::TestWithParam<fs::path> {};
 
-TEST(RealData, EnoughFilesAreReadable) { EXPECT_GT(readableFiles().size(), 150u); }
+TEST(RealData, EnoughFilesAreReadable) {
+  EXPECT_GT(readableFiles().size(), 150u);
+}
 
 TEST_P(RealFile, EveryPresetRoundTrips) {
   const fs::path& path = GetParam();
@@ -144,11 +146,11 @@ TEST_P(RealFile, EveryPresetRoundTrips) {
       }
       Tensor converted = convert(original, preset);
       validate(converted);
-      EXPECT_EQ(Format::parse(converted.format().toString(), converted.rank()),
-                converted.format());
+      EXPECT_EQ(Format::parse(converted.format().toString(), converted.rank()), converted.format());
       Tensor back = convert(converted, original.format());
       // Formats that store zero fill (dense, blocks, n:m) cannot keep explicit zeros.
-      const bool fills = preset == "dense" || preset.starts_with("bsr") || preset.starts_with("2:4");
+      const bool fills =
+          preset == "dense" || preset.starts_with("bsr") || preset.starts_with("2:4");
       ASSERT_EQ(entries(toCoo(back), fills), fills ? nonzero : exact);
     }
   }
@@ -156,8 +158,8 @@ TEST_P(RealFile, EveryPresetRoundTrips) {
 
 TEST_P(RealFile, ReadWriteReadIsIdentical) {
   const fs::path& path = GetParam();
-  const fs::path dir = fs::temp_directory_path() /
-                       ("sparseflow_rt_" + std::to_string(getpid()) + "_" + path.filename().string());
+  const fs::path dir = fs::temp_directory_path() / ("sparseflow_rt_" + std::to_string(getpid()) +
+                                                    "_" + path.filename().string());
   fs::create_directories(dir);
   {
     ReadOptions options;
