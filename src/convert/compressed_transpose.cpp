@@ -1,12 +1,14 @@
-// CSR↔CSC by a two-pass counting sort: per-thread counts of the target's rows, a prefix sum, and
-// a scatter in which each thread writes its own slots; the result is sorted by construction.
+// CSR↔CSC by a stable counting sort of the entries by target row (format/counting_sort.h: parallel
+// and cache-friendly); the result is sorted by construction.
 #include "convert/compressed_transpose.h"
 
 #include <omp.h>
 
-#include <cstring>
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
+#include "format/counting_sort.h"
 #include "format/format_shapes.h"
 #include "support/check.h"
 
@@ -23,56 +25,23 @@ Tensor transposeCompressed(const Tensor& src, const Format& target, int32_t targ
   const int64_t nnz = static_cast<int64_t>(pos[outer]);
   SF_CHECK_CODE(target.posWidth() == 64 || nnz <= INT32_MAX, ErrorCode::kOutOfRange)
       << nnz << " entries do not fit 32-bit positions; use a 64-bit format (suffix @i64)";
+  SF_CHECK_CODE(target.crdWidth() == 64 || outer <= INT32_MAX + 1LL, ErrorCode::kOutOfRange)
+      << "dimension of size " << outer
+      << " does not fit 32-bit coordinates; use a 64-bit format (suffix @i64)";
   Buffer outPos = Buffer::zeros(target.posWidth() == 64 ? DType::kI64 : DType::kI32, inner + 1);
   Buffer outCrd = Buffer::zeros(target.crdWidth() == 64 ? DType::kI64 : DType::kI32, nnz);
   Buffer outVals = Buffer::zeros(src.dtype(), nnz);
-  auto* op = outPos.as<DstPos>();
-  auto* oc = outCrd.as<DstCrd>();
-  auto* ov = outVals.as<V>();
-  const int threads = std::max(1, std::min(omp_get_max_threads(), nnz > 100000 ? 64 : 1));
-  // offsets[t * (inner + 1) + r]: where thread t writes its first entry of target row r.
-  std::vector<int64_t> offsets(static_cast<size_t>(threads) * static_cast<size_t>(inner + 1), 0);
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-    const int nt = omp_get_num_threads();
-    // Split source rows by nonzeros so each thread gets an equal share.
-    auto firstRow = [&](int part) {
-      int64_t goal = nnz * part / nt, lo = 0, hi = outer;
-      while (lo < hi) {
-        int64_t mid = (lo + hi) / 2;
-        if (static_cast<int64_t>(pos[mid]) < goal) lo = mid + 1; else hi = mid;
-      }
-      return part == nt ? outer : lo;
-    };
-    const int64_t rowBegin = firstRow(t), rowEnd = firstRow(t + 1);
-    int64_t* mine = offsets.data() + static_cast<size_t>(t) * static_cast<size_t>(inner + 1);
-    for (int64_t q = static_cast<int64_t>(pos[rowBegin]); q < static_cast<int64_t>(pos[rowEnd]); ++q) {
-      ++mine[crd[q]];
+  // Entry q of the source, in storage order, goes to target row crd[q] with coordinate "its
+  // source row"; a stable sort by target row leaves every target row sorted.
+  auto scan = [pos, crd, vals, outer](int64_t begin, int64_t end, const auto& f) {
+    int64_t row = std::upper_bound(pos, pos + outer + 1, static_cast<SrcPos>(begin)) - pos - 1;
+    for (int64_t q = begin; q < end; ++row) {
+      const int64_t rowEnd = std::min<int64_t>(end, static_cast<int64_t>(pos[row + 1]));
+      for (; q < rowEnd; ++q) f(static_cast<uint32_t>(crd[q]), static_cast<DstCrd>(row), vals[q]);
     }
-#pragma omp barrier
-#pragma omp single
-    {
-      int64_t running = 0;
-      for (int64_t r = 0; r < inner; ++r) {
-        op[r] = static_cast<DstPos>(running);
-        for (int u = 0; u < nt; ++u) {
-          int64_t& slot = offsets[static_cast<size_t>(u) * static_cast<size_t>(inner + 1) + r];
-          int64_t count = slot;
-          slot = running;
-          running += count;
-        }
-      }
-      op[inner] = static_cast<DstPos>(running);
-    }
-    for (int64_t r = rowBegin; r < rowEnd; ++r) {
-      for (int64_t q = static_cast<int64_t>(pos[r]); q < static_cast<int64_t>(pos[r + 1]); ++q) {
-        int64_t at = mine[crd[q]]++;
-        oc[at] = static_cast<DstCrd>(r);
-        ov[at] = vals[q];
-      }
-    }
-  }
+  };
+  format::countingSortByKey<uint32_t>(nnz, inner, scan, outPos.as<DstPos>(), outCrd.as<DstCrd>(),
+                                      outVals.as<V>(), [](int64_t, int64_t) {});
   std::vector<LevelStorage> levels(2);
   levels[1].pos = std::move(outPos);
   levels[1].crd = std::move(outCrd);
@@ -82,9 +51,12 @@ Tensor transposeCompressed(const Tensor& src, const Format& target, int32_t targ
 template <typename SrcPos, typename SrcCrd, typename V>
 Tensor dispatchTarget(const Tensor& src, const Format& target, int32_t targetRowDim) {
   const bool p64 = target.posWidth() == 64, c64 = target.crdWidth() == 64;
-  if (p64 && c64) return transposeCompressed<SrcPos, SrcCrd, int64_t, int64_t, V>(src, target, targetRowDim);
-  if (p64) return transposeCompressed<SrcPos, SrcCrd, int64_t, int32_t, V>(src, target, targetRowDim);
-  if (c64) return transposeCompressed<SrcPos, SrcCrd, int32_t, int64_t, V>(src, target, targetRowDim);
+  if (p64 && c64)
+    return transposeCompressed<SrcPos, SrcCrd, int64_t, int64_t, V>(src, target, targetRowDim);
+  if (p64)
+    return transposeCompressed<SrcPos, SrcCrd, int64_t, int32_t, V>(src, target, targetRowDim);
+  if (c64)
+    return transposeCompressed<SrcPos, SrcCrd, int32_t, int64_t, V>(src, target, targetRowDim);
   return transposeCompressed<SrcPos, SrcCrd, int32_t, int32_t, V>(src, target, targetRowDim);
 }
 
@@ -102,7 +74,8 @@ Tensor dispatchSource(const Tensor& src, const Format& target, int32_t targetRow
 std::optional<Tensor> convertCompressed(const Tensor& tensor, const Format& target) {
   int32_t srcRowDim = 0, dstRowDim = 0;
   if (!format::isCompressedRows(tensor.format(), srcRowDim) ||
-      !format::isCompressedRows(target, dstRowDim) || srcRowDim == dstRowDim) {
+      !format::isCompressedRows(target, dstRowDim) || srcRowDim == dstRowDim ||
+      tensor.shape()[static_cast<size_t>(dstRowDim)] > UINT32_MAX) {  // 32-bit sort keys
     return std::nullopt;
   }
   // Values move as raw elements of their size; no rounding happens.

@@ -14,17 +14,14 @@ Buffer Buffer::zeros(DType type, int64_t count) {
   SF_USER_CHECK(count >= 0) << "buffer size " << count << " is negative";
   SF_CHECK_CODE(count <= std::numeric_limits<int64_t>::max() / 8, ErrorCode::kOutOfMemory)
       << "buffer of " << count << " elements is too large";
-  checkAllocation(count * dtypeSize(type), "an array");
   Buffer b;
   b.type_ = type;
   b.count_ = count;
   size_t bytes = static_cast<size_t>(count * dtypeSize(type));
-  // 64-byte alignment keeps SIMD kernels on aligned rows; calloc-like zeroing is cheap lazily.
-  void* memory = bytes ? std::aligned_alloc(64, (bytes + 63) / 64 * 64) : nullptr;
-  SF_CHECK_CODE(bytes == 0 || memory != nullptr, ErrorCode::kOutOfMemory)
-      << "could not allocate " << bytes << " bytes";
-  if (memory) std::memset(memory, 0, bytes);
-  b.memory_ = std::shared_ptr<void>(memory, [](void* p) { std::free(p); });
+  // 64-byte alignment keeps SIMD kernels on aligned rows; large arrays come zeroed from the
+  // kernel's pages, so builders that overwrite them do not pay for a memset first.
+  void* memory = allocateZeroed(bytes, "an array");
+  b.memory_ = std::shared_ptr<void>(memory, [bytes](void* p) { freeZeroed(p, bytes); });
   b.data_ = memory;
   b.owning_ = true;
   return b;
@@ -32,8 +29,8 @@ Buffer Buffer::zeros(DType type, int64_t count) {
 
 Buffer Buffer::view(DType type, void* data, int64_t count, std::shared_ptr<void> keepAlive) {
   SF_USER_CHECK(count >= 0) << "buffer size " << count << " is negative";
-  SF_USER_CHECK(data != nullptr || count == 0) << "null data for a buffer of " << count
-                                               << " elements";
+  SF_USER_CHECK(data != nullptr || count == 0)
+      << "null data for a buffer of " << count << " elements";
   Buffer b;
   b.type_ = type;
   b.count_ = count;
@@ -92,12 +89,8 @@ void Buffer::setValue(int64_t i, double v) {
   switch (type_) {
     case DType::kF32: static_cast<float*>(data_)[i] = static_cast<float>(v); break;
     case DType::kF64: static_cast<double*>(data_)[i] = v; break;
-    case DType::kF16:
-      static_cast<uint16_t*>(data_)[i] = floatToF16(static_cast<float>(v));
-      break;
-    case DType::kBF16:
-      static_cast<uint16_t*>(data_)[i] = floatToBf16(static_cast<float>(v));
-      break;
+    case DType::kF16: static_cast<uint16_t*>(data_)[i] = floatToF16(static_cast<float>(v)); break;
+    case DType::kBF16: static_cast<uint16_t*>(data_)[i] = floatToBf16(static_cast<float>(v)); break;
     case DType::kI32: static_cast<int32_t*>(data_)[i] = static_cast<int32_t>(v); break;
     case DType::kI64: static_cast<int64_t*>(data_)[i] = static_cast<int64_t>(v); break;
     case DType::kU8: static_cast<uint8_t*>(data_)[i] = static_cast<uint8_t>(v); break;

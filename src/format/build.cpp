@@ -14,12 +14,14 @@
 namespace sparseflow {
 namespace {
 
+using format::describeEntry;
 using format::LevelBuildInput;
 using format::LevelBuildOutput;
-using format::describeEntry;
 using format::levelImpl;
 
-DType indexType(int32_t width) { return width == 64 ? DType::kI64 : DType::kI32; }
+DType indexType(int32_t width) {
+  return width == 64 ? DType::kI64 : DType::kI32;
+}
 
 int64_t levelCoord(const LevelExpr& e, int64_t dimCoord) {
   switch (e.op) {
@@ -30,20 +32,13 @@ int64_t levelCoord(const LevelExpr& e, int64_t dimCoord) {
   return dimCoord;
 }
 
-void checkCoo(const Coo& coo) {
+/// The shape and the array sizes; the coordinates are checked by format::checkCooEntries.
+void checkCooShape(const Coo& coo) {
   const int32_t rank = coo.rank();
   for (int64_t s : coo.shape) SF_USER_CHECK(s >= 0) << "negative dimension size " << s;
   SF_USER_CHECK(static_cast<int64_t>(coo.coords.size()) == coo.numEntries() * rank)
       << "coordinate list has " << coo.coords.size() << " coordinates for " << coo.numEntries()
       << " values of a rank-" << rank << " tensor";
-  for (int64_t e = 0; e < coo.numEntries(); ++e) {
-    for (int32_t d = 0; d < rank; ++d) {
-      int64_t c = coo.coords[static_cast<size_t>(e * rank + d)];
-      SF_CHECK_CODE(c >= 0 && c < coo.shape[static_cast<size_t>(d)], ErrorCode::kOutOfRange)
-          << "entry " << e << " at " << describeEntry(coo, e) << " (0-based) is outside the shape"
-          << " in dimension " << d << " (size " << coo.shape[static_cast<size_t>(d)] << ")";
-    }
-  }
 }
 
 std::vector<int64_t> levelExtents(const Coo& coo, const Format& format) {
@@ -79,7 +74,8 @@ std::vector<int64_t> sortOrder(const std::vector<int64_t>& lc, int64_t n,
     }
     if (sorted) return order;
     std::sort(keyed.begin(), keyed.end());
-    for (int64_t e = 0; e < n; ++e) order[static_cast<size_t>(e)] = keyed[static_cast<size_t>(e)].second;
+    for (int64_t e = 0; e < n; ++e)
+      order[static_cast<size_t>(e)] = keyed[static_cast<size_t>(e)].second;
     return order;
   }
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
@@ -115,8 +111,8 @@ SortedEntries sortByLevels(const Coo& coo, const Format& format, Duplicates dupl
   for (int64_t i = 0; i < n; ++i) {
     int64_t e = order[static_cast<size_t>(i)];
     const int64_t* x = &lc[static_cast<size_t>(e * L)];
-    bool same = out.count > 0 &&
-                std::equal(x, x + L, out.levelCoords.end() - L, out.levelCoords.end());
+    bool same =
+        out.count > 0 && std::equal(x, x + L, out.levelCoords.end() - L, out.levelCoords.end());
     if (same) {
       SF_USER_CHECK(duplicates == Duplicates::kSum)
           << "duplicate entry at " << describeEntry(coo, e)
@@ -156,8 +152,12 @@ Tensor buildGeneric(const Coo& coo, const Format& requested, const BuildOptions&
                         (requested.toString() + " storage").c_str());
       }
     }
-    LevelBuildInput in{requested.level(l).type, requested.levelExtent(l, coo.shape),
-                       entries.levelCoords.data() + l, L, seg, where};
+    LevelBuildInput in{requested.level(l).type,
+                       requested.levelExtent(l, coo.shape),
+                       entries.levelCoords.data() + l,
+                       L,
+                       seg,
+                       where};
     LevelBuildOutput out = impl.build(in);
     resolvedLevels[static_cast<size_t>(l)].type = out.resolved;
     auto caps = levelImpl(out.resolved.kind).capabilities();
@@ -204,8 +204,9 @@ Tensor fromCoo(const Coo& coo, const Format& format, const BuildOptions& options
       << " tensors but the coordinates have rank " << coo.rank();
   SF_USER_CHECK(isFloatType(options.dtype))
       << "tensor values must be f32, f64, f16 or bf16, not " << dtypeName(options.dtype);
-  checkCoo(coo);
+  checkCooShape(coo);
   if (format.isHybrid()) {
+    format::checkCooEntries(coo);
     Coo merged = format::sumDuplicates(coo, options.duplicates);
     format::HybridSplit split = format::splitForHybrid(merged, format);
     std::vector<Tensor> parts;
@@ -219,6 +220,7 @@ Tensor fromCoo(const Coo& coo, const Format& format, const BuildOptions& options
                           std::move(parts));
   }
   if (auto fast = format::buildFast(coo, format, options)) return std::move(*fast);
+  format::checkCooEntries(coo);
   return buildGeneric(coo, format, options);
 }
 

@@ -9,9 +9,14 @@
 
 namespace sparseflow::format {
 
-/// Builds CSR/CSC-shaped formats ([dense dX, compressed dY], 2-d) with a parallel counting sort;
-/// nullopt for every other format.
+/// Builds CSR/CSC-shaped formats ([dense dX, compressed dY], 2-d) with a parallel counting sort,
+/// checking the coordinates on the way (errors as checkCooEntries's); nullopt, before any check,
+/// for every other format and for sizes beyond the fast path (more than 2^32 rows; more than 2^31
+/// entries for 32-bit positions).
 std::optional<Tensor> buildFast(const Coo& coo, const Format& format, const BuildOptions& options);
+
+/// Throws kOutOfRange naming the first entry whose coordinates lie outside the shape.
+void checkCooEntries(const Coo& coo);
 
 /// Appends the entries of CSR/CSC-shaped and COO tensors; false for every other format.
 bool extractFast(const Tensor& tensor, Coo& out);

@@ -2,7 +2,10 @@
 // and reads back the same entries; validate accepts what the builders make.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 
 #include "common/random_coo.h"
 #include "sparseflow/build.h"
@@ -130,6 +133,101 @@ TEST(Build, DuplicatesAreSummedOrRejected) {
   }
 }
 
+/// Entries with many rows (the fast path's partitioned sort, several threads) and repeated
+/// coordinates: each stored value must be the sum of its entries taken in input order in double
+/// precision, rounded once, exactly as the small-input path gives it.
+TEST(Build, LargeCompressedBuildsSumDuplicatesInInputOrder) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  Coo coo;
+  coo.shape = {20000, 7000};
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  for (int e = 0; e < 600000; ++e) {
+    coo.coords.push_back(static_cast<int64_t>(rng() % 20000));
+    coo.coords.push_back(static_cast<int64_t>(rng() % 7000));
+    coo.values.push_back(value(rng));
+  }
+  for (int e = 0; e < 3000; ++e) {  // repeats of earlier coordinates
+    const size_t from = static_cast<size_t>(rng() % 600000);
+    coo.coords.push_back(coo.coords[2 * from]);
+    coo.coords.push_back(coo.coords[2 * from + 1]);
+    coo.values.push_back(value(rng) * 1e-3);
+  }
+  // The reference: entries stably sorted by (row, col), values summed in input order.
+  std::vector<int64_t> order(coo.values.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto key = [&](int64_t e) { return coo.coords[2 * e] * 7000 + coo.coords[2 * e + 1]; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return key(a) < key(b); });
+  std::vector<int64_t> keys;
+  std::vector<double> sums;
+  for (int64_t e : order) {
+    if (!keys.empty() && keys.back() == key(e)) {
+      sums.back() += coo.values[static_cast<size_t>(e)];
+    } else {
+      keys.push_back(key(e));
+      sums.push_back(coo.values[static_cast<size_t>(e)]);
+    }
+  }
+  const std::vector<std::pair<const char*, DType>> cases = {
+      {"csr", DType::kF32}, {"csr", DType::kF64}, {"csc", DType::kF32}, {"csr@i64", DType::kF32}};
+  for (const auto& [f, dtype] : cases) {
+    SCOPED_TRACE(std::string(f) + " " + dtypeName(dtype));
+    Tensor t = fromCoo(coo, Format::parse(f, 2), {dtype, Duplicates::kSum});
+    validate(t);
+    Coo back = toCoo(t);
+    ASSERT_EQ(back.numEntries(), static_cast<int64_t>(keys.size()));
+    std::vector<std::pair<int64_t, double>> got;
+    for (int64_t e = 0; e < back.numEntries(); ++e) {
+      got.emplace_back(back.coords[2 * e] * 7000 + back.coords[2 * e + 1],
+                       back.values[static_cast<size_t>(e)]);
+    }
+    std::sort(got.begin(), got.end());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const double expect = dtype == DType::kF32 ? static_cast<float>(sums[i]) : sums[i];
+      ASSERT_EQ(got[i], std::make_pair(keys[i], expect)) << "entry " << i;
+    }
+    EXPECT_THROW(fromCoo(coo, Format::parse(f, 2), {dtype, Duplicates::kReject}), Error);
+  }
+}
+
+TEST(Build, CoordinatesOutsideTheShapeAreNamed) {
+  // Small inputs and large ones (the fast path's partitioned sort, several threads) alike.
+  for (int64_t entries : {int64_t{10}, int64_t{600000}}) {
+    Coo coo;
+    coo.shape = {30000, 7000};
+    for (int64_t e = 0; e < entries; ++e) {
+      coo.coords.push_back(e * 7 % 30000);
+      coo.coords.push_back(e * 13 % 7000);
+      coo.values.push_back(1.0);
+    }
+    struct Bad {
+      int64_t row, col;
+      int dim;
+    };
+    for (const Bad& bad : {Bad{-1, 5, 0}, Bad{4, 7000, 1}, Bad{30000, 0, 0}}) {
+      Coo broken = coo;
+      const int64_t at = entries / 2;
+      broken.coords[static_cast<size_t>(2 * at)] = bad.row;
+      broken.coords[static_cast<size_t>(2 * at + 1)] = bad.col;
+      for (const char* f : {"csr", "csc", "coo", "bsr:2x2"}) {
+        const std::string expect = "entry " + std::to_string(at) + " at (" +
+                                   std::to_string(bad.row) + ", " + std::to_string(bad.col) +
+                                   ") (0-based) is outside the shape in dimension " +
+                                   std::to_string(bad.dim);
+        try {
+          fromCoo(broken, Format::parse(f, 2));
+          ADD_FAILURE() << f << " accepted " << expect;
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), ErrorCode::kOutOfRange) << f;
+          EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << f << ": " << e.what();
+        }
+      }
+    }
+  }
+}
+
 TEST(Build, ExplicitZerosSurviveCoordinateFormats) {
   Coo coo;
   coo.shape = {2, 5};
@@ -184,7 +282,8 @@ TEST(Build, HybWidthFollowsTheRowLengths) {
   Coo coo;
   coo.shape = {5, 8};
   for (int r = 0; r < 4; ++r) {
-    for (int c = 0; c < 2; ++c) coo.coords.insert(coo.coords.end(), {r, c}), coo.values.push_back(1);
+    for (int c = 0; c < 2; ++c)
+      coo.coords.insert(coo.coords.end(), {r, c}), coo.values.push_back(1);
   }
   for (int c = 0; c < 6; ++c) coo.coords.insert(coo.coords.end(), {4, c}), coo.values.push_back(2);
   Tensor t = fromCoo(coo, Format::parse("hyb", 2));

@@ -1,0 +1,236 @@
+// Benchmarks the 2:4 GEMM (NMLinear: y = epilogue(x · Wᵀ + b)) on transformer layer shapes
+// against dense OpenBLAS and oneDNN on the same, unpruned-shape weights in the same run, and
+// prints the speedup and the fraction of the machine's limit (weight bytes over bandwidth for
+// batch ≤ 8, flops over FMA peak above).
+//
+//   build-bench/bin/bench_nm_gemm [--limits=FILE] [--rows=FILE] [--shapes=768x768,4096x11008]
+//       [--batches=1,8,32,128] [--dtypes=f32,bf16,f16] [--epilogues=bias+gelu_erf,none]
+//       [--min-seconds=0.3] [--reps=5]
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/machine_limits.h"
+#include "common/report.h"
+#include "peers/dense_gemm.h"
+#include "sparseflow/error.h"
+#include "sparseflow/nm.h"
+#include "sparseflow/nm_linear.h"
+#include "support/half.h"
+
+namespace sparseflow::bench {
+namespace {
+
+struct Shape {
+  int64_t out, in;
+};
+
+struct Options {
+  std::string limitsPath, rowsPath;
+  std::vector<Shape> shapes = {{768, 768},   {3072, 768},   {768, 3072},
+                               {4096, 4096}, {11008, 4096}, {4096, 11008}};
+  std::vector<int64_t> batches = {1, 8, 32, 128};
+  std::vector<DType> dtypes = {DType::kF32, DType::kBF16, DType::kF16};
+  std::vector<Epilogue> epilogues = {Epilogue::parse("bias+gelu_erf")};
+  double minSeconds = 0.3;
+  int reps = 5;
+};
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+Options parseOptions(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto eq = arg.find('=');
+    const std::string key = arg.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    if (key == "--limits") {
+      o.limitsPath = value;
+    } else if (key == "--rows") {
+      o.rowsPath = value;
+    } else if (key == "--shapes") {
+      o.shapes.clear();
+      for (const std::string& s : splitList(value)) {
+        const auto x = s.find('x');
+        if (x == std::string::npos) throw std::runtime_error("--shapes: '" + s + "' is not OUTxIN");
+        o.shapes.push_back({std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))});
+      }
+    } else if (key == "--batches") {
+      o.batches.clear();
+      for (const std::string& s : splitList(value)) o.batches.push_back(std::stoll(s));
+    } else if (key == "--dtypes") {
+      o.dtypes.clear();
+      for (const std::string& s : splitList(value)) o.dtypes.push_back(parseDType(s));
+    } else if (key == "--epilogues") {
+      o.epilogues.clear();
+      for (const std::string& s : splitList(value)) o.epilogues.push_back(Epilogue::parse(s));
+    } else if (key == "--min-seconds") {
+      o.minSeconds = std::stod(value);
+    } else if (key == "--reps") {
+      o.reps = std::stoi(value);
+    } else {
+      throw std::runtime_error("unknown option '" + arg + "' (see the comment atop bench_nm_gemm)");
+    }
+  }
+  return o;
+}
+
+/// Median seconds of `fn` after one warm-up: at least `reps` runs and `minSeconds` in total, at
+/// most 50 runs.
+double timeMedian(const std::function<void()>& fn, int reps, double minSeconds) {
+  using Clock = std::chrono::steady_clock;
+  fn();
+  std::vector<double> samples;
+  const auto start = Clock::now();
+  while (samples.size() < 50) {
+    const auto t0 = Clock::now();
+    fn();
+    samples.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    const double total = std::chrono::duration<double>(Clock::now() - start).count();
+    if (static_cast<int>(samples.size()) >= reps && total >= minSeconds) break;
+  }
+  return median(samples);
+}
+
+/// A dense tensor of `dtype` holding `values` (rounded).
+Tensor denseTensor(const std::vector<float>& values, int64_t rows, int64_t cols, DType dtype) {
+  Buffer buffer = Buffer::zeros(dtype, rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const float v = values[static_cast<size_t>(i)];
+    if (dtype == DType::kF32) buffer.as<float>()[i] = v;
+    if (dtype == DType::kBF16) buffer.as<uint16_t>()[i] = floatToBf16(v);
+    if (dtype == DType::kF16) buffer.as<uint16_t>()[i] = floatToF16(v);
+  }
+  return Tensor({rows, cols}, dtype, Format::parse("dense", 2), std::vector<LevelStorage>(2),
+                std::move(buffer));
+}
+
+std::string caseName(const Shape& s, int64_t batch, DType dtype, const Epilogue& e) {
+  return "nm_gemm/2:4/" + std::string(dtypeName(dtype)) + "/" + std::to_string(s.out) + "x" +
+         std::to_string(s.in) + "/b" + std::to_string(batch) + "/" + e.toString();
+}
+
+std::vector<ResultRow> runShape(const Options& o, const Shape& s, const MachineLimits& limits,
+                                int threads, const char* program) {
+  std::vector<ResultRow> rows;
+  std::mt19937 rng(static_cast<uint32_t>(s.out * 31 + s.in));
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  std::vector<float> w(static_cast<size_t>(s.out * s.in));
+  for (float& v : w) v = normal(rng);
+  std::vector<float> bias(static_cast<size_t>(s.out));
+  for (float& v : bias) v = normal(rng);
+  const int64_t maxBatch = *std::max_element(o.batches.begin(), o.batches.end());
+  std::vector<float> x(static_cast<size_t>(maxBatch * s.in));
+  for (float& v : x) v = normal(rng) * 20.0f;
+  std::vector<float> yPeer(static_cast<size_t>(maxBatch * s.out));
+
+  for (DType dtype : o.dtypes) {
+    const nm::Sparsified sparse = nm::sparsify(denseTensor(w, s.out, s.in, dtype), {2, 4});
+    const Tensor xTensor = denseTensor(x, maxBatch, s.in, dtype);
+    Buffer y = Buffer::zeros(dtype, maxBatch * s.out);
+    for (const Epilogue& epilogue : o.epilogues) {
+      const NMLinear layer(sparse.compressed, epilogue.bias ? bias : std::vector<float>{},
+                           epilogue);
+      for (int64_t batch : o.batches) {
+        ResultRow row;
+        row.name = caseName(s, batch, dtype, epilogue);
+        row.threads = threads;
+        row.seconds =
+            timeMedian([&] { layer.forward(xTensor.values().data(), dtype, batch, y.data()); },
+                       o.reps, o.minSeconds);
+        // Peers at the same dtype on the dense weights; the fastest one is the row's peer.
+        DenseProblem problem{batch,        s.out,    s.in,
+                             x.data(),     w.data(), epilogue.bias ? bias.data() : nullptr,
+                             yPeer.data(), epilogue};
+        std::vector<std::string> missing;
+        std::string why;
+        std::vector<std::unique_ptr<DensePeer>> peers;
+        if (auto p = makeOpenBlasPeer(problem, dtype, threads, &why)) {
+          peers.push_back(std::move(p));
+        } else {
+          missing.push_back(why);
+        }
+        if (auto p = makeOneDnnPeer(problem, dtype, &why)) {
+          peers.push_back(std::move(p));
+        } else {
+          missing.push_back(why);
+        }
+        if (peers.empty()) {  // no dense kernel at this dtype here: compare with dense f32
+          if (auto p = makeOpenBlasPeer(problem, DType::kF32, threads, &why)) {
+            peers.push_back(std::move(p));
+          }
+          if (auto p = makeOneDnnPeer(problem, DType::kF32, &why)) peers.push_back(std::move(p));
+          missing.push_back("peer at f32");
+        }
+        std::string peerTimes;
+        for (auto& peer : peers) {
+          const double t = timeMedian([&] { peer->run(); }, o.reps, o.minSeconds);
+          if (!(t >= row.peerSeconds)) {
+            row.peerSeconds = t;
+            row.peer = peer->name();
+          }
+          peerTimes += (peerTimes.empty() ? "" : "; ") + peer->name() + " " + formatSeconds(t);
+        }
+        if (batch <= 8) {
+          setBandwidthFloor(row, static_cast<double>(layer.weightBytes()),
+                            limits.readBandwidth(threads));
+        } else {
+          setComputeFloor(row, 2.0 * batch * s.out * (s.in / 2.0), limits.fmaPeak(threads));
+        }
+        row.note = layer.describe(batch) + " | peers: " + peerTimes;
+        for (const std::string& m : missing) row.note += " | " + m;
+        row.reproducer = std::string(program) + " --shapes=" + std::to_string(s.out) + "x" +
+                         std::to_string(s.in) + " --batches=" + std::to_string(batch) +
+                         " --dtypes=" + dtypeName(dtype) + " --epilogues=" + epilogue.toString();
+        std::cerr << row.name << ": " << formatSeconds(row.seconds) << ", best peer " << row.peer
+                  << " " << formatSeconds(row.peerSeconds) << " -> " << row.ratio() << "x, "
+                  << 100.0 * row.fractionOfLimit() << "% of limit\n";
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+  return rows;
+}
+
+int run(int argc, char** argv) {
+  const Options o = parseOptions(argc, argv);
+  const MachineLimits limits =
+      o.limitsPath.empty() ? measureMachineLimits() : loadLimits(o.limitsPath);
+  const int threads = omp_get_max_threads();
+  std::cerr << limits.toString() << "\n";
+  std::vector<ResultRow> rows;
+  for (const Shape& s : o.shapes) {
+    std::vector<ResultRow> shapeRows = runShape(o, s, limits, threads, argv[0]);
+    rows.insert(rows.end(), shapeRows.begin(), shapeRows.end());
+  }
+  if (!o.rowsPath.empty()) appendRows(o.rowsPath, rows);
+  printTable(std::cout, rows);
+  return 0;
+}
+
+}  // namespace
+}  // namespace sparseflow::bench
+
+int main(int argc, char** argv) {
+  try {
+    return sparseflow::bench::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_nm_gemm: " << e.what() << "\n";
+    return 1;
+  }
+}
