@@ -1,6 +1,6 @@
 # Thin wrappers over scripts/, CMake and ctest. `make demo` and `make test` work on a fresh
 # Debian 12 machine: each installs what is missing first.
-.PHONY: all deps build demo test test-release test-asan test-tsan bench fuzz clean
+.PHONY: all deps build demo test test-release test-python test-asan test-tsan bench fuzz clean
 
 JOBS ?= $(shell nproc)
 BUILD ?= build
@@ -20,16 +20,21 @@ demo: build
 
 test: build
 	$(MAKE) test-release
+	$(MAKE) test-python
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
 
 test-release:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
+# The Python package (python/) under pytest; the build's .pth file points the venv at it.
+test-python: build
+	.venv/bin/python -m pytest -q tests/python
+
 # The C++ tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1 -g" \
-	  -DSPARSEFLOW_SANITIZE=address,undefined -DSPARSEFLOW_WERROR=ON
+	  -DSPARSEFLOW_SANITIZE=address,undefined -DSPARSEFLOW_WERROR=ON -DSPARSEFLOW_BUILD_PYTHON=OFF
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 900
@@ -39,7 +44,8 @@ test-asan: deps
 # needs no suppressions (docs/capi.md).
 test-tsan: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1 -g" \
-	  -DCMAKE_C_FLAGS="-O1 -g" -DSPARSEFLOW_SANITIZE=thread -DSPARSEFLOW_WERROR=ON
+	  -DCMAKE_C_FLAGS="-O1 -g" -DSPARSEFLOW_SANITIZE=thread -DSPARSEFLOW_WERROR=ON \
+	  -DSPARSEFLOW_BUILD_PYTHON=OFF
 	cmake --build build-tsan -j $(JOBS) --target test_capi_threads
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/bin/test_capi_threads
 

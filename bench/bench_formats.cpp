@@ -1,5 +1,6 @@
 // Benchmarks COO→CSR builds, CSR→CSC conversions and Matrix Market reads against scipy on the same
-// inputs in the same run, and prints each case's speedup and fraction of the machine's limit.
+// inputs in the same run, and prints each case's speedup and fraction of the machine's limit; the
+// direct CSR↔BSR, CSR→ELL and CSR→hyb paths also against convert()'s general path (direct/general).
 //
 //   build-bench/bin/bench_formats --python=.venv/bin/python [--limits=FILE] [--rows=FILE]
 //       [--real-mtx=PATH] [--dim=N] [--nnz=N] [--mtx-mb=MB] [--reps=N] [--benchmark_filter=RE]
@@ -92,7 +93,10 @@ struct Case {
   double bytes = 0;      ///< traffic of the floor: bytes read plus bytes written, at least once
   double fileBytes = 0;  ///< for reads: the file size (the note gives MB/s)
   std::function<Outcome()> run;
-  int64_t count = -1;  ///< from the last timed call
+  int64_t count = -1;      ///< from the last timed call
+  bool hasPeer = true;     ///< false: the peer has no such case
+  int reps = 0;            ///< repetitions when not the run's (the slow general-path cases)
+  std::string comparedTo;  ///< the general-path case whose time the note compares with
 };
 
 int64_t fileSize(const std::string& path) {
@@ -153,6 +157,65 @@ void addConversionCases(const MatrixInput& m, const std::vector<int>& threadCoun
   }
 }
 
+/// One conversion of `m.csr` (or of `source` when given) to `target`, by the direct path and by the
+/// general path through coordinates (ConvertOptions::forceGeneral), for each thread count.
+void addDirectCase(const MatrixInput& m, const std::string& kind, const std::string& target,
+                   std::shared_ptr<Tensor> source, bool hasPeer,
+                   const std::vector<int>& threadCounts, std::vector<Case>& cases) {
+  const Format format = Format::parse(target, 2);
+  // Bytes of the floor: the source read and the result written once.
+  const double bytes = static_cast<double>(source->storageBytes()) +
+                       static_cast<double>(convert(*source, format).storageBytes());
+  for (int threads : threadCounts) {
+    Case general;
+    general.peerCase = kind + "_general/" + m.label;
+    general.name = general.peerCase + "/threads:" + std::to_string(threads);
+    general.threads = threads;
+    general.bytes = bytes;
+    general.hasPeer = false;
+    general.reps = 3;
+    general.run = [source, format] {
+      ConvertOptions options;
+      options.forceGeneral = true;
+      auto t = std::make_shared<Tensor>(convert(*source, format, options));
+      return Outcome{t->numStored(), t};
+    };
+    Case direct;
+    direct.peerCase = kind + "/" + m.label;
+    direct.name = direct.peerCase + "/threads:" + std::to_string(threads);
+    direct.peerArg = m.npyPrefix;
+    direct.threads = threads;
+    direct.bytes = bytes;
+    direct.hasPeer = hasPeer;
+    direct.comparedTo = general.name;
+    direct.run = [source, format] {
+      auto t = std::make_shared<Tensor>(convert(*source, format));
+      return Outcome{t->numStored(), t};
+    };
+    cases.push_back(direct);
+    cases.push_back(general);
+  }
+}
+
+/// The direct paths out of CSR (to bsr:4x4, ell, hyb) and back from bsr:4x4. ELL is left out for a
+/// matrix whose longest row would pad it to more than 8 times the CSR.
+void addDirectCases(const MatrixInput& m, const std::vector<int>& threadCounts,
+                    std::vector<Case>& cases) {
+  auto bsr = std::make_shared<Tensor>(convert(*m.csr, Format::parse("bsr:4x4", 2)));
+  // scipy's tobsr takes only shapes that the block divides.
+  const bool scipyTakes = m.rows % 4 == 0 && m.cols % 4 == 0;
+  addDirectCase(m, "csr_to_bsr4x4", "bsr:4x4", m.csr, scipyTakes, threadCounts, cases);
+  addDirectCase(m, "bsr4x4_to_csr", "csr", bsr, false, threadCounts, cases);
+  const auto* pos = m.csr->level(1).pos.as<int32_t>();
+  int64_t widest = 0;
+  for (int64_t r = 0; r < m.rows; ++r) widest = std::max<int64_t>(widest, pos[r + 1] - pos[r]);
+  if (static_cast<double>(m.rows) * static_cast<double>(widest) <=
+      8.0 * static_cast<double>(m.entries)) {
+    addDirectCase(m, "csr_to_ell", "ell", m.csr, false, threadCounts, cases);
+  }
+  addDirectCase(m, "csr_to_hyb", "hyb", m.csr, false, threadCounts, cases);
+}
+
 void addReadCases(const std::string& label, const std::string& path, int64_t rows, int64_t entries,
                   const std::vector<int>& threadCounts, std::vector<Case>& cases) {
   const auto size = static_cast<double>(fileSize(path));
@@ -204,7 +267,7 @@ void registerCase(Case& c, int reps) {
                                  }
                                })
       ->MinTime(0.05)  // small cases repeat within a repetition; large ones run once
-      ->Repetitions(reps)
+      ->Repetitions(c.reps > 0 ? std::min(c.reps, reps) : reps)
       ->ReportAggregatesOnly(true)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
@@ -241,12 +304,15 @@ int run(int argc, char** argv) {
   std::vector<Case> cases;
   const std::string randLabel =
       "rand_" + std::to_string(o.dim) + "x" + std::to_string(o.dim) + "_" + std::to_string(o.nnz);
-  addConversionCases(prepareMatrix(randLabel, randomTriplets(o.dim, o.dim, o.nnz, 42), o.dataDir),
-                     threadCounts, cases);
+  const MatrixInput rand =
+      prepareMatrix(randLabel, randomTriplets(o.dim, o.dim, o.nnz, 42), o.dataDir);
+  addConversionCases(rand, threadCounts, cases);
   const std::string realLabel = std::filesystem::path(o.realMtx).stem().string();
   Coo realCoo = readCoo(o.realMtx);
-  addConversionCases(prepareMatrix(realLabel, tripletsFromCoo(realCoo), o.dataDir), threadCounts,
-                     cases);
+  const MatrixInput real = prepareMatrix(realLabel, tripletsFromCoo(realCoo), o.dataDir);
+  addConversionCases(real, threadCounts, cases);
+  addDirectCases(rand, threadCounts, cases);
+  addDirectCases(real, threadCounts, cases);
   const std::string genPath = o.dataDir + "/gen_" + std::to_string(o.mtxMegabytes) + "MB.mtx";
   const int64_t genEntries =
       writeRandomMatrixMarket(genPath, o.dim, o.dim, o.mtxMegabytes * 1'000'000, 7);
@@ -264,7 +330,7 @@ int run(int argc, char** argv) {
     std::vector<std::string> command = {o.python, o.peerScript, "--reps", std::to_string(o.reps)};
     std::vector<std::string> seen;
     for (const Case& c : cases) {
-      if (!reporter.medians().count(c.name)) continue;
+      if (!c.hasPeer || !reporter.medians().count(c.name)) continue;
       if (std::find(seen.begin(), seen.end(), c.peerCase) != seen.end()) continue;
       seen.push_back(c.peerCase);
       command.push_back("--case");
@@ -297,7 +363,13 @@ int run(int argc, char** argv) {
                     static_cast<double>(c.count) / row.seconds / 1e6);
     }
     row.note = note;
-    auto p = peer.results.find(c.peerCase);
+    if (auto general = reporter.medians().find(c.comparedTo);
+        !c.comparedTo.empty() && general != reporter.medians().end()) {
+      std::snprintf(note, sizeof note, "; general path %s, direct/general = %.3f",
+                    formatSeconds(general->second).c_str(), row.seconds / general->second);
+      row.note += note;
+    }
+    auto p = c.hasPeer ? peer.results.find(c.peerCase) : peer.results.end();
     if (p != peer.results.end()) {
       row.peer = peer.name;
       row.peerSeconds = p->second.seconds;

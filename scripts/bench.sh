@@ -25,6 +25,21 @@ echo "== formats: COO->CSR, CSR->CSC, Matrix Market read; peer: scipy"
   --limits="$work/limits.txt" --rows="$work/rows.tsv" --data-dir="$work/formats"
 rm -rf "$work/formats"
 
+echo "== 2:4 GEMM (NMLinear) on transformer shapes, batch 1/8/32/128, f32/bf16/f16;" \
+     "peers: OpenBLAS, oneDNN (dense, same run)"
+"$build/bin/bench_nm_gemm" --limits="$work/limits.txt" --rows="$work/rows.tsv"
+echo "== 2:4 GEMM epilogue families (4096x4096, batch 1 and 32)"
+"$build/bin/bench_nm_gemm" --limits="$work/limits.txt" --rows="$work/rows.tsv" \
+  --shapes=4096x4096 --batches=1,32 --dtypes=f32,bf16 \
+  --epilogues=none,bias,relu,silu,gelu_erf,gelu_tanh,bias+relu,bias+silu,bias+gelu_tanh
+
+echo "== JIT: first compile and cached load of a generated SpMM kernel"
+"$build/bin/bench_jit" | tee "$work/jit.md"
+
+echo "== compiled kernels: SpMV, SpMM (32, 128), SDDMM, SpGEMM on the bundled real matrices;" \
+     "peers: scipy, torch.sparse, Eigen, SuiteSparse:GraphBLAS"
+"$build/bin/bench_compiler" --python="$python" --limits="$work/limits.txt" --rows="$work/rows.tsv"
+
 {
   echo "# Benchmark results"
   echo
@@ -46,7 +61,17 @@ rm -rf "$work/formats"
   echo "the library's \`Coo\` (int64 coordinates, double values, unsorted); scipy gets int32/float32"
   echo "arrays, as it would hold them. Results are f32 with int32 indices on both sides."
   echo
+  echo "The 2:4 GEMM rows (nm_gemm/...) compare with dense GEMM/GEMV on the unpruned weights;"
+  echo "their floor is the packed weights' bytes at the streaming bandwidth for batch <= 8 and the"
+  echo "useful (sparse) flops at the FMA peak above. bf16/f16 rows compare with dense f32 when no"
+  echo "dense peer has the dtype on this CPU (the note says so). Compiled-kernel rows (compiler/...)"
+  echo "time \`Kernel::run\` into a preallocated output after a float64 check of the result."
+  echo
   "$build/bin/bench_report" "$work/limits.txt" "$work/rows.tsv"
+  echo
+  echo "## JIT"
+  echo
+  cat "$work/jit.md"
 } > "$work/RESULTS.md"
 cp "$work/RESULTS.md" bench/RESULTS.md
 echo

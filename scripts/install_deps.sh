@@ -5,8 +5,9 @@ set -euo pipefail
 what="${1:-core}"
 
 core=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwy-dev
-      python3 python3-venv python3-numpy python3-scipy python3-pytest pybind11-dev zlib1g-dev libcli11-dev)
-bench=(libeigen3-dev libgraphblas-dev libopenblas-dev libdnnl-dev python3-torch)
+      python3 python3-venv python3-dev python3-numpy python3-scipy python3-pytest python3-torch
+      pybind11-dev zlib1g-dev libcli11-dev)
+bench=(libeigen3-dev libgraphblas-dev libopenblas-dev libdnnl-dev)
 fuzz=(clang libclang-rt-14-dev)
 
 packages=("${core[@]}")

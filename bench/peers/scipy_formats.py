@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scipy peer of bench_formats: COO->CSR, CSR->CSC and Matrix Market reads on the same inputs.
+"""scipy peer of bench_formats: COO->CSR, CSR->CSC, CSR->BSR 4x4, Matrix Market reads, same inputs.
 
 bench_formats runs it with one --case NAME=ARG per case (ARG: an .npy prefix written by
 bench_formats, or an .mtx path) and reads its output: "PEER <name>", then per case
@@ -38,6 +38,10 @@ def make_case(name, arg):
         rows, cols, vals, shape = load_triplets(arg)
         csr = sp.coo_matrix((vals, (rows, cols)), shape=shape).tocsr()
         return csr.tocsc
+    if kind == "csr_to_bsr4x4":
+        rows, cols, vals, shape = load_triplets(arg)
+        csr = sp.coo_matrix((vals, (rows, cols)), shape=shape).tocsr()
+        return lambda: csr.tobsr(blocksize=(4, 4))
     if kind == "mm_read_coo":
         return lambda: scipy.io.mmread(arg)
     if kind == "mm_read_csr":

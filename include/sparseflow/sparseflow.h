@@ -19,6 +19,8 @@
  *   write, sparsify or query the same tensor at once.
  * - A SparseFlowLinear may be run from any number of threads at once (each with its own y) and
  *   gives the same results, bit for bit, as serial runs.
+ * - A SparseFlowKernel may be run from any number of threads at once; each run returns a new
+ *   output tensor, the same as serial runs give.
  * - A context's thread count is applied to the calling thread only (OpenMP's per-thread setting,
  *   restored on return): a program that runs its own threads can give each call 1 thread.
  * - Destroying an object must not race with any other use of that object.
@@ -79,7 +81,7 @@ SPARSEFLOW_API const char* sparseflow_last_error(void);
 /// MINOR versions only add functions and enum values, so a library of the same MAJOR and an equal
 /// or higher MINOR runs every program built against this header.
 #define SPARSEFLOW_ABI_VERSION_MAJOR 1
-#define SPARSEFLOW_ABI_VERSION_MINOR 0
+#define SPARSEFLOW_ABI_VERSION_MINOR 1
 
 /// MAJOR and MINOR packed as (MAJOR << 16) | MINOR, as sparseflow_abi_version() returns them.
 #define SPARSEFLOW_ABI_VERSION \
@@ -135,8 +137,8 @@ typedef struct SparseFlowTensor SparseFlowTensor;
 /// A linear layer with 2:4 sparse weights: y = epilogue(x · Wᵀ + b), prepared once.
 typedef struct SparseFlowLinear SparseFlowLinear;
 
-/* TODO(#3): SparseFlowKernel and sparseflow_kernel_compile(context, index-notation text, formats,
- * schedule, &kernel) / sparseflow_kernel_run / sparseflow_kernel_destroy come with the compiler. */
+/// A kernel compiled from index notation (ABI 1.1): run on named tensors, any shapes.
+typedef struct SparseFlowKernel SparseFlowKernel;
 
 /* ---------------------------------------------------------------------------------------------
  * Context
@@ -370,6 +372,41 @@ SPARSEFLOW_API sparseflow_status sparseflow_linear_get_epilogue(const SparseFlow
 SPARSEFLOW_API sparseflow_status sparseflow_linear_describe(const SparseFlowLinear* layer,
                                                             int64_t batch, char* buffer,
                                                             size_t capacity, size_t* size);
+
+/* ---------------------------------------------------------------------------------------------
+ * Compiled kernels (ABI 1.1): index notation → generated C++ → JIT (docs/compiler.md)
+ * ------------------------------------------------------------------------------------------- */
+
+/// Compiles `text` ("y(i) = A(i,j) * x(j)"). `formats` binds formats by tensor name
+/// ("A=csr,B=bsr:4x4"; NULL or "" for all dense), `dtypes` value types ("A=f64"; NULL or "": all
+/// f32), `schedule` the schedule text (NULL or "": the default). Needs a C++ compiler at run time
+/// (SPARSEFLOW_STATUS_COMPILE_ERROR says so when there is none); compiled code is cached on disk.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_compile(SparseFlowContext* context,
+                                                           const char* text, const char* formats,
+                                                           const char* dtypes, const char* schedule,
+                                                           SparseFlowKernel** kernel);
+/// Runs the kernel on `count` named inputs (names[k] is bound to tensors[k]) and `param_count`
+/// named scalar parameters; *output receives a new tensor (dense, or sparse with the pattern of
+/// the input it follows), owned by the caller. Inputs in another format or dtype than compiled
+/// for are converted first; shapes are checked (errors name the tensor and index).
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_run(
+    SparseFlowContext* context, const SparseFlowKernel* kernel, const char* const* names,
+    const SparseFlowTensor* const* tensors, size_t count, const char* const* param_names,
+    const double* params, size_t param_count, SparseFlowTensor** output);
+/// The generated C++ source (string rules as sparseflow_tensor_get_format).
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_get_source(const SparseFlowKernel* kernel,
+                                                              char* buffer, size_t capacity,
+                                                              size_t* size);
+/// The loop IR after scheduling, printed.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_get_ir(const SparseFlowKernel* kernel,
+                                                          char* buffer, size_t capacity,
+                                                          size_t* size);
+/// What was compiled: formats, loop orders, parallel loops, densified operands, cache use.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_get_description(const SparseFlowKernel* kernel,
+                                                                   char* buffer, size_t capacity,
+                                                                   size_t* size);
+/// Releases a kernel; NULL is allowed.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_destroy(SparseFlowKernel* kernel);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "sparseflow/error.h"
+#include "sparseflow/kernel.h"
 #include "sparseflow/nm_linear.h"
 #include "sparseflow/sparseflow.h"
 #include "sparseflow/tensor.h"
@@ -18,6 +19,7 @@
 inline constexpr uint32_t kContextMagic = 0x53464358;  // "SFCX"
 inline constexpr uint32_t kTensorMagic = 0x53465454;   // "SFTT"
 inline constexpr uint32_t kLinearMagic = 0x53464c4e;   // "SFLN"
+inline constexpr uint32_t kKernelMagic = 0x53464b4e;   // "SFKN"
 
 struct SparseFlowContext {
   uint32_t magic = kContextMagic;
@@ -38,8 +40,10 @@ struct SparseFlowLinear {
   int32_t threads = 1;
 };
 
-// TODO(#3): struct SparseFlowKernel (a compiled kernel and its metadata) and the entry points
-// sparseflow_kernel_compile / _run / _destroy, in src/capi/kernel.cpp, once the compiler exists.
+struct SparseFlowKernel {
+  uint32_t magic = kKernelMagic;
+  sparseflow::Kernel kernel;
+};
 
 namespace sparseflow::capi {
 

@@ -5,10 +5,32 @@
 #include <cstdio>
 
 #include "convert/compressed_transpose.h"
+#include "convert/direct_paths.h"
 #include "sparseflow/build.h"
 #include "support/check.h"
 
 namespace sparseflow {
+namespace {
+
+/// A direct path: nullopt when the formats are not its pair or the general path must decide.
+struct DirectPath {
+  std::optional<Tensor> (*run)(const Tensor&, const Format&);
+  const char* label;  ///< what the report says ran
+};
+
+constexpr DirectPath kDirectPaths[] = {
+    {conversion::convertCompressed, "direct"},
+    {conversion::csrToBsr, "direct"},
+    {conversion::bsrToCsr, "direct"},
+    {conversion::csrToEll, "direct"},
+    {conversion::ellToCsr, "direct"},
+    {conversion::csrToHyb, "direct"},
+    {conversion::hybToCsr, "direct"},
+    {conversion::denseToNM, "direct, nm::compress"},
+    {conversion::nmToDense, "direct, nm::decompress"},
+};
+
+}  // namespace
 
 std::string ConversionReport::toString() const {
   char line[256];
@@ -27,12 +49,19 @@ Tensor convert(const Tensor& tensor, const Format& format, const ConvertOptions&
   const auto start = std::chrono::steady_clock::now();
   const DType dtype = options.changeDType ? options.dtype : tensor.dtype();
   std::optional<Tensor> result;
-  std::string path = "direct";
-  if (dtype == tensor.dtype() && format == tensor.format()) {
+  std::string path;
+  if (options.forceGeneral) {
+    // Straight to the general path below.
+  } else if (dtype == tensor.dtype() && format == tensor.format()) {
     path = "copy";
     result = tensor.clone();
   } else if (dtype == tensor.dtype()) {
-    result = conversion::convertCompressed(tensor, format);
+    for (const DirectPath& direct : kDirectPaths) {
+      if ((result = direct.run(tensor, format))) {
+        path = direct.label;
+        break;
+      }
+    }
   }
   if (!result) {
     path = "general, through coordinates";
@@ -85,8 +114,8 @@ Tensor permuteDims(const Tensor& tensor, const std::vector<int32_t>& perm, const
 }
 
 Tensor transpose(const Tensor& tensor, const Format& format) {
-  SF_USER_CHECK(tensor.rank() == 2) << "transpose needs a matrix; use permuteDims for rank "
-                                    << tensor.rank();
+  SF_USER_CHECK(tensor.rank() == 2)
+      << "transpose needs a matrix; use permuteDims for rank " << tensor.rank();
   return permuteDims(tensor, {1, 0}, format);
 }
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "nm/nm_kernels.h"
-#include "sparseflow/convert.h"
+#include "sparseflow/build.h"
 #include "sparseflow/nm.h"
 #include "support/check.h"
 
@@ -76,7 +76,11 @@ DenseMatrix denseMatrix(const Tensor& tensor, const char* what) {
   } else if (isMatrixNMFormat(f)) {
     matrix.tensor = decompress(tensor);
   } else {
-    matrix.tensor = convert(tensor, Format::parse("dense", 2));
+    // Through toDense, not convert(): sf_convert's n:m paths call into sf_nm. Equal to convert()
+    // but for -0 entries, which come out +0 (no n:m function tells them apart).
+    const std::vector<double> dense = toDense(tensor);
+    matrix.tensor =
+        fromDense(tensor.shape(), dense.data(), Format::parse("dense", 2), tensor.dtype());
   }
   SF_CHECK_CODE(matrix.tensor.values().size() == matrix.rows * matrix.cols,
                 ErrorCode::kInvalidFormat)

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <barrier>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -26,6 +27,10 @@ namespace sparseflow_capi_test {
 namespace {
 
 constexpr int kThreads = 8;
+
+const bool kCacheDirSet = [] {
+  return setenv("SPARSEFLOW_CACHE_DIR", SPARSEFLOW_TEST_CACHE_DIR, 0) == 0;
+}();
 
 std::vector<float> randomValues(size_t count, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -102,6 +107,75 @@ TEST(CapiThreads, OneLayerFromEightThreadsWithTwoOpenMPThreadsEach) {
 #else
   runConcurrently(2, 10);
 #endif
+}
+
+TEST(CapiThreads, OneKernelFromEightThreadsEqualsSerialRuns) {
+  ContextPtr context = makeContext(1);
+  SmallMatrix m;
+  SparseFlowTensor* raw = nullptr;
+  ASSERT_SF_OK(sparseflow_tensor_create_csr(context.get(), SPARSEFLOW_DTYPE_F32, m.rows, m.cols,
+                                            SPARSEFLOW_DTYPE_I32, m.rowPtr.data(), m.colIdx.data(),
+                                            m.values.data(), 7, &raw));
+  const TensorPtr A(raw);
+  SparseFlowKernel* k = nullptr;
+  ASSERT_SF_OK(sparseflow_kernel_compile(context.get(),
+                                         "C(i,j) = relu(sum(k, A(i,k) * B(k,j)) + b(j))", "A=csr",
+                                         nullptr, nullptr, &k));
+  std::unique_ptr<SparseFlowKernel, decltype(&sparseflow_kernel_destroy)> kernel(
+      k, &sparseflow_kernel_destroy);
+  const int64_t n = 5;
+  std::vector<TensorPtr> Bs, biases;
+  std::vector<std::vector<double>> serial;
+  std::vector<std::vector<float>> bValues, biasValues;  // the tensors view these (zero-copy)
+  bValues.reserve(kThreads);
+  biasValues.reserve(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    const std::vector<float>& b =
+        bValues.emplace_back(randomValues(static_cast<size_t>(m.cols * n), 300 + t));
+    const std::vector<float>& bias =
+        biasValues.emplace_back(randomValues(static_cast<size_t>(n), 400 + t));
+    const int64_t bShape[2] = {m.cols, n}, biasShape[1] = {n};
+    ASSERT_SF_OK(sparseflow_tensor_create_dense(context.get(), SPARSEFLOW_DTYPE_F32, 2, bShape,
+                                                b.data(), m.cols * n, &raw));
+    Bs.emplace_back(raw);
+    ASSERT_SF_OK(sparseflow_tensor_create_dense(context.get(), SPARSEFLOW_DTYPE_F32, 1, biasShape,
+                                                bias.data(), n, &raw));
+    biases.emplace_back(raw);
+    const char* names[3] = {"A", "B", "b"};
+    const SparseFlowTensor* tensors[3] = {A.get(), Bs.back().get(), biases.back().get()};
+    ASSERT_SF_OK(sparseflow_kernel_run(context.get(), kernel.get(), names, tensors, 3, nullptr,
+                                       nullptr, 0, &raw));
+    const TensorPtr c(raw);
+    serial.push_back(denseOf(c.get()));
+  }
+  std::atomic<int> wrong{0};
+  std::barrier start(kThreads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&, t] {
+      const char* names[3] = {"A", "B", "b"};
+      const SparseFlowTensor* tensors[3] = {A.get(), Bs[t].get(), biases[t].get()};
+      start.arrive_and_wait();
+      for (int i = 0; i < 10; ++i) {
+        SparseFlowTensor* out = nullptr;
+        if (sparseflow_kernel_run(context.get(), kernel.get(), names, tensors, 3, nullptr, nullptr,
+                                  0, &out) != SPARSEFLOW_STATUS_OK) {
+          if (++wrong == 1) ADD_FAILURE() << sparseflow_last_error();
+          continue;
+        }
+        std::vector<double> values(serial[t].size());
+        if (sparseflow_tensor_copy_to_dense(context.get(), out, values.data(),
+                                            static_cast<int64_t>(values.size())) !=
+                SPARSEFLOW_STATUS_OK ||
+            values != serial[t]) {
+          ++wrong;
+        }
+        sparseflow_tensor_destroy(out);
+      }
+    });
+  }
+  for (std::thread& thread : pool) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(CapiThreads, OneTensorReadByEightThreads) {

@@ -12,5 +12,7 @@ using Action = std::function<int()>;
 void addInfoCommand(CLI::App& app, Action& action);
 void addConvertCommand(CLI::App& app, Action& action);
 void addSurveyCommand(CLI::App& app, Action& action);
+void addRunCommand(CLI::App& app, Action& action);
+void addCompileCommand(CLI::App& app, Action& action);
 
 }  // namespace sparseflow::tools

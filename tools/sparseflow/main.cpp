@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   sparseflow::tools::addInfoCommand(app, action);
   sparseflow::tools::addConvertCommand(app, action);
   sparseflow::tools::addSurveyCommand(app, action);
+  sparseflow::tools::addRunCommand(app, action);
+  sparseflow::tools::addCompileCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

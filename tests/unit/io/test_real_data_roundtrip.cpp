@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "common/real_data_files.h"
 #include "sparseflow/build.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
@@ -18,45 +19,10 @@ namespace fs = std::filesystem;
 
 const fs::path kData = SPARSEFLOW_DATA_DIR;
 
-/// Files that must be refused, with a fragment of the error each must give.
-const std::vector<std::pair<std::string, std::string>> kBroken = {
-    {"debian-r-cran-matrix/external/wrong.mtx", "wrong.mtx:3: row index 0 is out of range"},
-    {"suitesparse/LAGraph/data/complex.mtx", "complex Matrix Market files are not supported"},
-    {"suitesparse/LAGraph/data/mangled1.mtx", "mangled1.mtx:1: unknown object 'mangled'"},
-    {"suitesparse/ParU/Matrix/young1c.mtx", "complex"},
-    {"suitesparse/KLU/Matrix/GD99_cc.mtx", "complex"},
-    {"suitesparse/KLU/Matrix/arrowc.mtx", "complex"},
-    {"suitesparse/KLU/Matrix/w156.mtx", "complex"},
-    {"suitesparse/CXSparse/Matrix/mhd1280b", "complex"},
-    {"suitesparse/CXSparse/Matrix/neumann", "complex"},
-    {"mlir/test/Integration/data/coordinate_zero.tns", "coordinate"},
-    {"mlir/test/Integration/data/coordinate_negative.tns", "coordinate"},
-    {"mlir/test/Integration/data/coordinate_overflow.tns", "coordinate_overflow.tns:"},
-    {"mlir/test/Integration/data/coordinate_above_dimension.tns", "coordinate"},
-    {"mlir/test/Integration/data/rank_511.tns", "rank"},
-};
+const auto& kBroken = testing::brokenDataFiles();
 
-bool isBroken(const fs::path& p) {
-  for (const auto& [name, fragment] : kBroken) {
-    if (p == kData / name) return true;
-  }
-  return false;
-}
-
-/// Every file the readers take: matrix, tensor and weight files, and CSparse's headerless triplets.
 std::vector<fs::path> readableFiles() {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::recursive_directory_iterator(kData)) {
-    if (!entry.is_regular_file() || isBroken(entry.path())) continue;
-    const fs::path& p = entry.path();
-    FileKind kind = fileKindFromPath(p.string());
-    bool triplet =
-        kind == FileKind::kAuto && !p.has_extension() && p.parent_path().filename() == "Matrix";
-    // coordinate_narrow.tns is valid FROSTT; only an 8-bit crd would refuse it.
-    if (kind != FileKind::kAuto || triplet) files.push_back(p);
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+  return testing::readableDataFiles(kData);
 }
 
 /// Entries sorted by coordinates, explicit zeros dropped when `dropZeros`.

@@ -1,0 +1,100 @@
+"""sparseflow: sparse tensors, formats, files, compiled sparse kernels and 2:4 layers for PyTorch.
+
+    import sparseflow as sf
+    A = sf.from_scipy(matrix)                       # csr, viewing scipy's arrays
+    B = sf.convert(A, "bsr:4x4")
+    kernel = sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})
+    y = kernel(A=A, x=x)                            # numpy in, numpy out
+    layer, diff = sf.SparseLinear.from_dense(linear, pattern="2:4", return_diff=True)
+    report = sf.sparsify(model, include=["*.fc*"])
+
+torch is imported only when SparseLinear or sparsify is first used. See docs/python.md.
+"""
+
+from . import nm
+from ._ext import _C
+from .errors import (
+    CompileError,
+    InternalError,
+    InvalidArgument,
+    InvalidFormat,
+    IoError,
+    NotSupported,
+    OutOfMemory,
+    OutOfRange,
+    ParseError,
+    SparseFlowError,
+)
+from .kernels import Kernel, compile
+from .scipy_interop import from_scipy, to_scipy
+from .tensors import (
+    Tensor,
+    as_tensor,
+    convert,
+    dtype_name,
+    from_numpy,
+    from_torch,
+    read,
+    to_numpy,
+    to_torch,
+    transpose,
+    write,
+)
+
+__version__ = _C.__version__
+
+_TORCH_NAMES = ("SparseLinear", "sparsify", "SparsifyReport", "LayerReport")
+
+
+def __getattr__(name):
+    if name in _TORCH_NAMES:  # imports torch on first use only
+        from . import torch_layers
+
+        return getattr(torch_layers, name)
+    raise AttributeError(f"module 'sparseflow' has no attribute '{name}'")
+
+
+def formats() -> list:
+    """The preset format names (dense, csr, csc, coo, bsr:RxC, ell[:K], 2:4...)."""
+    return list(_C.format_presets())
+
+
+def activations() -> list:
+    """The activations SparseLinear can fuse: relu, silu, gelu (the erf form), gelu_tanh."""
+    return ["gelu" if a == "gelu_erf" else a for a in _C.activations() if a != "none"]
+
+
+__all__ = [
+    "CompileError",
+    "InternalError",
+    "InvalidArgument",
+    "InvalidFormat",
+    "IoError",
+    "Kernel",
+    "LayerReport",
+    "NotSupported",
+    "OutOfMemory",
+    "OutOfRange",
+    "ParseError",
+    "SparseFlowError",
+    "SparseLinear",
+    "SparsifyReport",
+    "Tensor",
+    "activations",
+    "as_tensor",
+    "compile",
+    "convert",
+    "dtype_name",
+    "formats",
+    "from_numpy",
+    "from_scipy",
+    "from_torch",
+    "nm",
+    "read",
+    "sparsify",
+    "to_numpy",
+    "to_scipy",
+    "to_torch",
+    "transpose",
+    "write",
+]

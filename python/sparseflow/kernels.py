@@ -1,0 +1,108 @@
+"""sf.compile: index notation -> generated C++ -> native code (the system compiler, cached)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ._ext import _C
+from .errors import InvalidArgument, NotSupported
+from .tensors import Tensor, as_tensor, dtype_name
+
+
+class Kernel:
+    """A compiled kernel; call it with the tensors and scalar parameters by name.
+
+    ``kernel(A=a, x=x, alpha=0.5)``: tensors may be sf.Tensor, numpy arrays (dense, viewed
+    without a copy), scipy.sparse matrices and CPU torch tensors; inputs in another format or
+    dtype than compiled for are converted first. Python and numpy scalars are scalar parameters.
+    A dense output comes back as a numpy array (viewing the result, no copy), a sparse one
+    (SDDMM with a sparse output format) as an sf.Tensor. Safe to call from several threads.
+    """
+
+    def __init__(self, compiled, formats: dict, dtypes: dict, schedule: str):
+        self._kernel = compiled
+        self.formats = dict(formats)
+        self.dtypes = dict(dtypes)
+        self.schedule = schedule
+
+    @property
+    def text(self) -> str:
+        """The index notation the kernel was compiled from."""
+        return self._kernel.text
+
+    @property
+    def source(self) -> str:
+        """The generated C++."""
+        return self._kernel.source
+
+    @property
+    def ir(self) -> str:
+        """The loop IR, printed."""
+        return self._kernel.ir
+
+    @property
+    def from_cache(self) -> bool:
+        """True when the native code came from the on-disk cache (docs/jit.md)."""
+        return self._kernel.from_cache
+
+    def describe(self) -> str:
+        """Formats, loop order per nest, parallel loops, densified operands, cache use."""
+        return self._kernel.describe()
+
+    def mlir(self) -> str:
+        """The kernel as textual MLIR (linalg.generic over sparse_tensor-encoded tensors);
+        raises NotSupported for formats MLIR cannot express (bsr, ell, n:m, hybrid...)."""
+        return self._kernel.mlir()
+
+    def run(self, inputs: Mapping, params: Mapping | None = None):
+        """As calling the kernel, with the tensors and scalar parameters in two mappings."""
+        tensors = {name: as_tensor(value) for name, value in inputs.items()}
+        scalars = {name: float(value) for name, value in (params or {}).items()}
+        out = self._kernel.run(tensors, scalars)
+        return out.to_numpy() if out.is_dense else out
+
+    def __call__(self, **arguments):
+        tensors, params = {}, {}
+        for name, value in arguments.items():
+            if isinstance(value, bool):
+                raise InvalidArgument(f"argument '{name}' is a bool; give a number or a tensor")
+            if isinstance(value, (int, float, np.integer, np.floating)):
+                params[name] = value
+            else:
+                tensors[name] = value
+        return self.run(tensors, params)
+
+    def __repr__(self) -> str:
+        return f"sparseflow.Kernel({self.text!r}, formats={self.formats})"
+
+
+def compile(text: str, formats: Mapping | None = None, schedule=None, *,
+            dtypes: Mapping | None = None, parallel: bool = True,
+            use_cache: bool = True) -> Kernel:
+    """Compiles index notation: ``sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})``.
+
+    ``formats`` maps tensor names to formats (absent: dense); ``dtypes`` to value types (absent:
+    f32; compute is f64 when any tensor is f64). ``parallel`` runs the outer loop of each nest
+    on all cores where that cannot race. ``schedule``: None (the default loop order) or schedule
+    text such as ``"split(i, i0, i1, 64); parallel(i0)"`` (docs/compiler.md); schedule objects
+    are not implemented yet (NotSupported). Errors: ParseError/InvalidArgument for the text
+    (with line and column), NotSupported for what cannot be lowered yet, CompileError when no
+    compiler works.
+    """
+    if schedule is None:
+        schedule = ""
+    elif not isinstance(schedule, str):
+        raise NotSupported(
+            f"schedule objects ({type(schedule).__name__}) are not implemented yet; pass None "
+            "for the default loop order or schedule text such as "
+            "'split(i, i0, i1, 64); parallel(i0)' (docs/compiler.md)"
+        )
+    formats = {str(k): str(v) for k, v in (formats or {}).items()}
+    dtypes = {str(k): dtype_name(v) for k, v in (dtypes or {}).items()}
+    compiled = _C._Kernel.compile(text, formats, dtypes, parallel, use_cache, schedule)
+    return Kernel(compiled, formats, dtypes, schedule)
+
+
+__all__ = ["Kernel", "compile", "Tensor"]

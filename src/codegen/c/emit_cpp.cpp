@@ -1,0 +1,270 @@
+// C++ emission from the loop IR (see emit_cpp.h): OpenMP pragmas for parallel loops, `omp simd`
+// reductions for dense inner reductions, restrict-qualified array pointers.
+#include "codegen/c/emit_cpp.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "codegen/c/prelude.h"
+#include "ir/visitor.h"
+#include "support/check.h"
+
+namespace sparseflow::codegen {
+namespace {
+
+using namespace sparseflow::ir;  // NOLINT: the emitter speaks IR throughout
+
+std::string floatLiteral(double v, ScalarType type) {
+  if (std::isinf(v)) {
+    return std::string(v < 0 ? "-" : "") +
+           (type == ScalarType::kF32 ? "INFINITY" : "(double)INFINITY");
+  }
+  std::ostringstream out;
+  out.precision(17);
+  out << v;
+  std::string text = out.str();
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return type == ScalarType::kF32 ? text + "f" : text;
+}
+
+class CppEmitter : public Visitor {
+ public:
+  std::ostringstream out;
+  int indent = 1;
+
+  void line() { out << std::string(static_cast<size_t>(2 * indent), ' '); }
+
+  void visitIntImm(const IntImm& n) override {
+    out << n.value;
+    if (n.type == ScalarType::kI64 && (n.value > 2147483647 || n.value < -2147483647)) out << "LL";
+  }
+  void visitFloatImm(const FloatImm& n) override { out << floatLiteral(n.value, n.type); }
+  void visitVar(const Var& n) override { out << n.name; }
+  void visitLoad(const Load& n) override {
+    out << n.array.name << "[";
+    visit(n.index);
+    out << "]";
+  }
+  void visitBinary(const Binary& n) override {
+    if (n.op == BinaryOp::kMin || n.op == BinaryOp::kMax) {
+      out << (n.op == BinaryOp::kMin ? "std::min<" : "std::max<") << cppTypeName(n.type) << ">(";
+      visit(n.a);
+      out << ", ";
+      visit(n.b);
+      out << ")";
+      return;
+    }
+    out << "(";
+    visit(n.a);
+    out << " " << binaryOpName(n.op) << " ";
+    visit(n.b);
+    out << ")";
+  }
+  void visitUnary(const Unary& n) override {
+    switch (n.op) {
+      case UnaryOp::kNeg: out << "(-"; break;
+      case UnaryOp::kNot: out << "(!"; break;
+      case UnaryOp::kAbs: out << "std::abs("; break;
+      case UnaryOp::kSqrt: out << "std::sqrt("; break;
+      case UnaryOp::kExp: out << "std::exp("; break;
+      case UnaryOp::kLog: out << "std::log("; break;
+      case UnaryOp::kTanh: out << "std::tanh("; break;
+      default: out << "sf_" << unaryOpName(n.op) << "("; break;
+    }
+    visit(n.a);
+    out << ")";
+  }
+  void visitSelect(const Select& n) override {
+    out << "(";
+    visit(n.cond);
+    out << " ? ";
+    visit(n.a);
+    out << " : ";
+    visit(n.b);
+    out << ")";
+  }
+  void visitCast(const Cast& n) override {
+    out << "(" << cppTypeName(n.type) << ")(";
+    visit(n.a);
+    out << ")";
+  }
+
+  void visitBlock(const Block& n) override {
+    for (const Stmt& s : n.body) visit(s);
+  }
+  void visitFor(const For& n) override {
+    const std::string reduction =
+        n.notes.reduction.empty() ? "" : reductionClause(n.body, n.notes.reduction);
+    if (n.loopKind == LoopKind::kParallel) {
+      line();
+      out << "#pragma omp parallel for schedule(dynamic, 16)" << reduction << "\n";
+    } else if (n.loopKind == LoopKind::kVectorized) {
+      line();
+      out << "#pragma omp simd" << reduction << "\n";
+    } else if (n.loopKind == LoopKind::kUnrolled) {
+      line();
+      out << "#pragma GCC unroll " << (n.notes.unroll > 0 ? n.notes.unroll : 4) << "\n";
+    }
+    line();
+    out << "for (" << cppTypeName(n.varType) << " " << n.var << " = ";
+    visit(n.begin);
+    out << "; " << n.var << " < ";
+    visit(n.end);
+    out << "; ++" << n.var << ") {\n";
+    const bool atomic = atomic_;
+    atomic_ = atomic_ || n.notes.atomicStores;
+    nested(n.body);
+    atomic_ = atomic;
+    line();
+    out << "}\n";
+  }
+  void visitWhile(const While& n) override {
+    line();
+    out << "while (";
+    visit(n.cond);
+    out << ") {\n";
+    nested(n.body);
+    line();
+    out << "}\n";
+  }
+  void visitIfThenElse(const IfThenElse& n) override {
+    line();
+    out << "if (";
+    visit(n.cond);
+    out << ") {\n";
+    nested(n.then);
+    line();
+    out << "}";
+    if (n.otherwise) {
+      out << " else {\n";
+      nested(n.otherwise);
+      line();
+      out << "}";
+    }
+    out << "\n";
+  }
+  void visitLet(const Let& n) override {
+    line();
+    out << cppTypeName(n.value->type) << " " << n.var << " = ";
+    visit(n.value);
+    out << ";\n";
+  }
+  void visitAssign(const Assign& n) override {
+    line();
+    out << n.var;
+    update(n.op, n.var, n.value);
+  }
+  void visitStore(const Store& n) override {
+    std::ostringstream target;
+    {
+      CppEmitter sub;
+      sub.visit(n.index);
+      target << n.array.name << "[" << sub.out.str() << "]";
+    }
+    if (atomic_) {
+      SF_ICHECK(n.op == UpdateOp::kAdd) << "atomic store with an update other than +=";
+      line();
+      out << "#pragma omp atomic\n";
+    }
+    line();
+    out << target.str();
+    update(n.op, target.str(), n.value);
+  }
+  void visitAllocate(const Allocate& n) override {
+    const char* type = cppTypeName(n.array.element);
+    line();
+    out << type << "* __restrict " << n.array.name << " = (" << type << "*)calloc((size_t)(";
+    visit(n.size);
+    out << ") + 1, sizeof(" << type << "));\n";
+    line();
+    out << "if (" << n.array.name << ") {\n";
+    nested(n.body);
+    line();
+    out << "  free(" << n.array.name << ");\n";
+    line();
+    out << "}\n";
+  }
+  void visitComment(const Comment& n) override {
+    line();
+    out << "// " << n.text << "\n";
+  }
+
+ private:
+  bool atomic_ = false;  // inside a parallel loop whose stores are atomic
+
+  void nested(const Stmt& s) {
+    ++indent;
+    visit(s);
+    --indent;
+  }
+  void update(UpdateOp op, const std::string& target, const Expr& value) {
+    switch (op) {
+      case UpdateOp::kSet: out << " = "; break;
+      case UpdateOp::kAdd: out << " += "; break;
+      case UpdateOp::kMax: out << " = sf_max(" << target << ", "; break;
+    }
+    visit(value);
+    out << (op == UpdateOp::kMax ? ");\n" : ";\n");
+  }
+  static std::string reductionClause(const Stmt& s, const std::string& acc) {
+    struct Finder : Visitor {
+      UpdateOp op = UpdateOp::kAdd;
+      void visitAssign(const Assign& n) override { op = n.op; }
+    } f;
+    f.visit(s);
+    return std::string(" reduction(") + (f.op == UpdateOp::kMax ? "max" : "+") + ":" + acc + ")";
+  }
+};
+
+const char* kindField(lower::ArrayBinding::Kind kind) {
+  switch (kind) {
+    case lower::ArrayBinding::Kind::kValues: return "values";
+    case lower::ArrayBinding::Kind::kPos: return "pos";
+    case lower::ArrayBinding::Kind::kCrd: return "crd";
+    case lower::ArrayBinding::Kind::kMeta: return "meta";
+    case lower::ArrayBinding::Kind::kSlots: return "slots";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string emitCpp(const lower::LoweredKernel& kernel) {
+  std::ostringstream out;
+  out << cppPrelude() << "\n";
+  out << "// Tensors (argument order):";
+  for (size_t k = 0; k < kernel.tensors.size(); ++k) {
+    out << (k ? ", " : " ") << kernel.tensors[k].name << " " << kernel.tensors[k].format.toString();
+  }
+  out << "\n// Loop order per nest:";
+  for (const std::string& order : kernel.loopOrders) out << " [" << order << "]";
+  out << "\nextern \"C\" void sf_kernel_main(const sf_tensor_arg* sf_tensors, const int64_t* "
+         "sf_extents,\n"
+         "                               const double* sf_params) {\n";
+  out << "  (void)sf_tensors; (void)sf_extents; (void)sf_params;\n";
+  for (size_t k = 0; k < kernel.indexVars.size(); ++k) {
+    out << "  const int64_t " << lower::extentName(kernel.indexVars[k]) << " = sf_extents[" << k
+        << "];\n";
+  }
+  for (const lower::ArrayBinding& a : kernel.arrays) {
+    if (a.kind == lower::ArrayBinding::Kind::kSlots) {
+      out << "  const int64_t " << a.array.name << " = sf_tensors[" << a.tensor << "].slots["
+          << a.level << "];\n";
+      continue;
+    }
+    const bool writable = a.tensor == 0 && a.kind == lower::ArrayBinding::Kind::kValues;
+    const char* type = cppTypeName(a.array.element);
+    out << "  " << (writable ? "" : "const ") << type << "* __restrict " << a.array.name << " = ("
+        << (writable ? "" : "const ") << type << "*)sf_tensors[" << a.tensor << "]."
+        << kindField(a.kind);
+    if (a.kind != lower::ArrayBinding::Kind::kValues) out << "[" << a.level << "]";
+    out << ";\n";
+    out << "  (void)" << a.array.name << ";\n";
+  }
+  CppEmitter body;
+  body.visit(kernel.body);
+  out << body.out.str() << "}\n";
+  return out.str();
+}
+
+}  // namespace sparseflow::codegen

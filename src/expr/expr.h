@@ -1,0 +1,160 @@
+// The index-notation tree: what `parse` makes of "C(i,j) = A(i,k) * B(k,j)" and what lowering
+// reads. Nodes are immutable and shared; every node remembers where it was written.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "sparseflow/dtype.h"
+
+namespace sparseflow::expr {
+
+/// 1-based line and column in the kernel text.
+struct SourceLocation {
+  int line = 1;
+  int column = 1;
+};
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+
+/// Reductions: `sum(k, ...)` (also every implicit one) and `max(k, ...)`.
+enum class ReduceOp { kSum, kMax };
+
+/// Element-wise functions. kNeg is unary minus; the names are those written in kernels
+/// ("abs", "sqrt", "exp", "log", "relu", "silu", "gelu" = erf form, "gelu_tanh", "sigmoid",
+/// "tanh").
+enum class UnaryFn {
+  kNeg,
+  kAbs,
+  kSqrt,
+  kExp,
+  kLog,
+  kRelu,
+  kSilu,
+  kGelu,
+  kGeluTanh,
+  kSigmoid,
+  kTanh
+};
+
+/// The written name of a function ("-" for kNeg).
+const char* unaryFnName(UnaryFn fn);
+/// The function a written name denotes ("relu" -> kRelu); nullopt for "-" and unknown names.
+std::optional<UnaryFn> unaryFnFromName(std::string_view name);
+/// The names a kernel may call, for error messages: "abs, sqrt, ..., tanh, sum, max".
+std::string knownFunctionNames();
+
+/// The deepest nesting `parse` accepts (parentheses, calls, unary minus, operator chains), and the
+/// most distinct index names `check` accepts: deeper text is refused instead of exhausting the
+/// stack.
+inline constexpr int kMaxDepth = 256;
+
+struct Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+/// A tensor read `A(i,k)`; a scalar tensor is `s()`.
+struct Access {
+  std::string tensor;
+  std::vector<std::string> indices;
+};
+/// A numeric literal `2`, `0.5`, `1e-3`.
+struct Literal {
+  double value = 0;
+};
+/// A named scalar parameter: a bare identifier that is not a tensor, e.g. `alpha` in
+/// `y(i) = alpha * A(i,j) * x(j)`.
+struct Param {
+  std::string name;
+};
+struct Unary {
+  UnaryFn fn;
+  ExprPtr operand;
+};
+struct Binary {
+  BinaryOp op;
+  ExprPtr lhs, rhs;
+};
+/// `sum(k, body)` / `max(k, body)`; `implicit` marks one that `check` inserted.
+struct Reduce {
+  ReduceOp op;
+  std::string index;
+  ExprPtr body;
+  bool implicit = false;
+};
+
+struct Expr {
+  std::variant<Access, Literal, Param, Unary, Binary, Reduce> node;
+  SourceLocation location;
+};
+
+/// Makes a node: `makeExpr(Access{"A", {"i", "k"}})`.
+template <typename Node>
+ExprPtr makeExpr(Node node, SourceLocation location = {}) {
+  return std::make_shared<const Expr>(Expr{std::move(node), location});
+}
+
+/// The same tree, ignoring source locations (the `implicit` flag of reductions counts).
+bool sameTree(const Expr& a, const Expr& b);
+
+/// `lhs = rhs` or `lhs += rhs`.
+struct Statement {
+  Access lhs;
+  SourceLocation lhsLocation;
+  bool accumulate = false;  ///< `+=`: add into the output's current values
+  ExprPtr rhs;
+  std::string text;  ///< the kernel text, for error messages
+};
+
+/// Parses one statement. Throws sparseflow::Error (kParseError) whose message starts with
+/// "line L, column C: " and says what was expected, e.g. "line 1, column 14: expected ')' after
+/// the indices of 'A', found '*'", followed by the text line and a caret under the column.
+Statement parse(const std::string& text);
+
+/// Prints back in the syntax `parse` reads (fully parenthesized where precedence needs it), so
+/// parse(toString(s)) == s. Implicit reductions are printed as explicit `sum(k, ...)`.
+std::string toString(const Expr& e);
+std::string toString(const Statement& s);
+/// The same lhs, operator and rhs tree (ignoring locations and text).
+bool sameStatement(const Statement& a, const Statement& b);
+
+/// What is known of a tensor named in a kernel.
+struct TensorInfo {
+  std::vector<int64_t> shape;
+  DType dtype = DType::kF32;
+};
+
+/// A statement after checking against the bound tensors: every reduction explicit, every index
+/// with its extent, every operand with its shape and dtype.
+struct CheckedKernel {
+  Statement statement;  ///< implicit reductions made explicit (Reduce with implicit = true)
+  std::map<std::string, int64_t> indexExtents;
+  std::map<std::string, TensorInfo> tensors;  ///< operands and the output
+  std::string output;                         ///< the lhs tensor's name
+  std::vector<std::string> inputs;            ///< rhs tensors, in order of first appearance
+  std::vector<std::string> params;            ///< scalar parameters, in order of appearance
+  std::vector<std::string> freeIndices;       ///< the lhs indices, in lhs order
+  std::vector<std::string> reductionIndices;  ///< every reduced index, outermost first
+  DType computeType = DType::kF32;            ///< f64 if any operand is f64, else f32
+};
+
+/// Checks a statement against the tensors bound to it. The output's entry in `tensors` may be
+/// missing: its shape is then inferred from the index extents and its dtype is the compute type.
+/// Implicit reductions: an rhs index absent from the lhs and not bound by an explicit reduction
+/// is summed over the smallest subexpression that holds all its uses, as in TACO and einsum
+/// (`y(i) = A(i,j) * x(j) + b(i)` means `y(i) = sum(j, A(i,j) * x(j)) + b(i)`).
+/// Errors (kInvalidArgument, kParseError for unknown functions) name the tensor, the index and
+/// the place in the text: "line 1, column 18: index 'k' of 'B' has extent 30, but 'k' of 'A'
+/// (column 9) has extent 20". Also refused: an lhs index repeated, an lhs index absent from the
+/// rhs whose extent the bound output does not give (a broadcast `C(i,j) = x(i)` is fine when C is
+/// bound), a tensor used with the wrong number of indices or with two different ranks, an
+/// unbound input tensor, a reduction index that is also an lhs index or reduced twice, the output
+/// read on the rhs, integer tensors as operands.
+CheckedKernel check(const Statement& statement, const std::map<std::string, TensorInfo>& tensors);
+
+}  // namespace sparseflow::expr

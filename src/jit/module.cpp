@@ -1,0 +1,91 @@
+// Module: dlopen/dlsym/dlclose of one JIT shared object, and pinning of the OpenMP runtime.
+#include <dlfcn.h>
+#include <link.h>
+
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "jit/jit.h"
+#include "support/check.h"
+
+namespace sparseflow::jit {
+namespace {
+
+/// Marks every loaded OpenMP runtime RTLD_NODELETE. A JIT module pulls libgomp (or libomp) in as
+/// a dependency; if dlclose of the last module unloaded it, its idle pool threads and TLS
+/// destructors would point into unmapped code. One extra reference per runtime, held forever.
+void pinOpenMpRuntimes() {
+  static std::mutex mutex;
+  static std::set<std::string> pinned;
+  std::set<std::string> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        const std::string_view name = info->dlpi_name ? info->dlpi_name : "";
+        const size_t slash = name.rfind('/');
+        const std::string_view base =
+            slash == std::string_view::npos ? name : name.substr(slash + 1);
+        if (base.starts_with("libgomp.so") || base.starts_with("libomp.so") ||
+            base.starts_with("libiomp5.so")) {
+          static_cast<std::set<std::string>*>(data)->emplace(name);
+        }
+        return 0;
+      },
+      &found);
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const std::string& name : found) {
+    if (pinned.count(name) != 0) continue;
+    if (dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nullptr)
+      pinned.insert(name);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const Module> Module::load(const std::filesystem::path& loadPath,
+                                           std::filesystem::path libraryPath,
+                                           std::filesystem::path removeOnClose) {
+  // dlerror() is per thread in glibc, so the message read below is this call's.
+  void* handle = dlopen(loadPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    SF_FAIL(kCompileError) << "JIT: cannot load " << libraryPath.string() << ": "
+                           << (error ? error : "unknown dlopen error");
+  }
+  pinOpenMpRuntimes();
+  try {
+    return std::shared_ptr<const Module>(
+        new Module(handle, std::move(libraryPath), std::move(removeOnClose)));
+  } catch (...) {
+    dlclose(handle);
+    throw;
+  }
+}
+
+Module::Module(void* handle, std::filesystem::path libraryPath, std::filesystem::path removeOnClose)
+    : handle_(handle),
+      libraryPath_(std::move(libraryPath)),
+      removeOnClose_(std::move(removeOnClose)) {}
+
+Module::~Module() {
+  dlclose(handle_);
+  if (!removeOnClose_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(removeOnClose_, ignored);
+  }
+}
+
+void* Module::symbol(const std::string& name) const {
+  dlerror();
+  void* address = dlsym(handle_, name.c_str());
+  if (address == nullptr) {
+    const char* error = dlerror();
+    SF_FAIL(kCompileError) << "JIT: symbol '" << name << "' not found in " << libraryPath_.string()
+                           << " (is it declared extern \"C\"?)"
+                           << (error ? std::string(": ") + error : std::string());
+  }
+  return address;
+}
+
+}  // namespace sparseflow::jit

@@ -1,0 +1,69 @@
+// Lowering (stages I and II): a checked index-notation kernel plus the formats of its tensors
+// become one loop-IR statement, with the list of arrays, extents and parameters it reads.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "expr/expr.h"
+#include "ir/ir.h"
+#include "sparseflow/format.h"
+
+namespace sparseflow::lower {
+
+/// A tensor argument of the lowered kernel: the output first, then the inputs.
+struct TensorArg {
+  std::string name;
+  Format format;  ///< the format the kernel reads (dense when `densify`)
+  int32_t rank = 0;
+  ir::ScalarType valueType = ir::ScalarType::kF32;
+  /// The runtime converts this input to dense before the call: it appears where the kernel cannot
+  /// skip its zeros (e.g. `exp(A(i,j))`) or in a max reduction.
+  bool densify = false;
+};
+
+/// Which array of which tensor argument an ir::Array stands for.
+struct ArrayBinding {
+  enum class Kind { kValues, kPos, kCrd, kMeta, kSlots };  ///< kSlots: a scalar, fixed(k)'s k
+  ir::Array array;
+  int32_t tensor = 0;  ///< index into LoweredKernel::tensors
+  Kind kind = Kind::kValues;
+  int32_t level = 0;
+};
+
+struct LoweredKernel {
+  ir::Stmt body;
+  std::vector<TensorArg> tensors;      ///< [0] is the output
+  std::vector<ArrayBinding> arrays;    ///< every tensor array the body may use
+  std::vector<std::string> indexVars;  ///< extents array order; named n_<var> in the body
+  std::vector<std::string> params;     ///< params array order; named p_<name>
+  ir::ScalarType computeType = ir::ScalarType::kF32;
+  /// A sparse output shares the pattern (pos/crd arrays) of this input; empty for dense output.
+  std::string outputPatternFrom;
+  bool accumulate = false;              ///< `+=`: the output is not cleared first
+  std::vector<std::string> loopOrders;  ///< per loop nest: "i, k, j"
+  std::vector<std::string> notes;       ///< decisions a user should see (densified operands...)
+};
+
+struct LowerOptions {
+  /// Format of each tensor by name; absent means dense (row-major).
+  std::map<std::string, Format> formats;
+  /// Run the outermost loop of each nest in parallel where that cannot race.
+  bool parallel = true;
+  /// Loop names in the order a schedule's reorder() asks for ("i", "k", "j"; blocked indices as
+  /// "i_blk"/"i_in"); empty: the default order. Must respect the sparse operands' storage order.
+  std::vector<std::string> order;
+};
+
+/// Lowers a checked kernel. Throws kNotSupported naming the tensors and index for what this
+/// version cannot do yet (co-iteration of several sparse operands over one index, sparse outputs
+/// other than the pattern of a sparse input).
+LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions& options);
+
+/// Names used in the generated code for a tensor's arrays, an index variable and a parameter.
+std::string valuesName(const std::string& tensor);
+std::string extentName(const std::string& indexVar);
+std::string paramName(const std::string& param);
+
+}  // namespace sparseflow::lower

@@ -1,0 +1,209 @@
+// Kernel::compile (parse → check → lower → emit C++ → JIT) and Kernel::run (bind → call).
+#include "sparseflow/kernel.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "codegen/c/emit_cpp.h"
+#include "codegen/mlir/emit_mlir.h"
+#include "expr/expr.h"
+#include "jit/jit.h"
+#include "lower/lower.h"
+#include "runtime/kernel_args.h"
+#include "runtime/nm_linear_match.h"
+#include "schedule/schedule.h"
+#include "support/check.h"
+
+namespace sparseflow {
+
+struct Kernel::Impl {
+  std::string text;
+  expr::Statement statement;
+  expr::CheckedKernel checked;            ///< for mlir(): the kernel as checked at compile time
+  std::map<std::string, Format> formats;  ///< for mlir(): the formats bound at compile time
+  lower::LoweredKernel lowered;
+  std::string source;
+  std::string ir;
+  jit::CompileResult compiled;
+  sf_kernel_entry entry = nullptr;
+  /// Set when the kernel is the 2:4 linear layer: the hand-tuned NMLinear runs instead.
+  std::shared_ptr<runtime::NMLinearRunner> nmLinear;
+  DType outputType = DType::kF32;
+};
+
+namespace {
+
+/// Every tensor of the statement with the number of indices it is used with.
+void collectRanks(const expr::Expr& e, std::map<std::string, size_t>& ranks) {
+  if (const auto* a = std::get_if<expr::Access>(&e.node)) {
+    ranks.emplace(a->tensor, a->indices.size());
+  } else if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
+    collectRanks(*u->operand, ranks);
+  } else if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
+    collectRanks(*b->lhs, ranks);
+    collectRanks(*b->rhs, ranks);
+  } else if (const auto* r = std::get_if<expr::Reduce>(&e.node)) {
+    collectRanks(*r->body, ranks);
+  }
+}
+
+}  // namespace
+
+Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
+  auto impl = std::make_shared<Impl>();
+  impl->text = text;
+  impl->statement = expr::parse(text);
+  std::map<std::string, size_t> ranks;
+  ranks.emplace(impl->statement.lhs.tensor, impl->statement.lhs.indices.size());
+  collectRanks(*impl->statement.rhs, ranks);
+  // Shapes are not known until run(): check with every extent 1 (always consistent) to get the
+  // kernel's structure; run() checks the real shapes.
+  std::map<std::string, expr::TensorInfo> infos;
+  const schedule::Schedule sched = schedule::Schedule::parse(options.schedule);
+  lower::LowerOptions lowerOptions;
+  lowerOptions.parallel = options.parallel && !sched.hasParallel();
+  lowerOptions.order = sched.requestedOrder();
+  for (const auto& [name, rank] : ranks) {
+    auto dtype = options.dtypes.find(name);
+    infos[name] = {std::vector<int64_t>(rank, 1),
+                   dtype != options.dtypes.end() ? dtype->second : DType::kF32};
+  }
+  for (const auto& [name, dtype] : options.dtypes) {
+    SF_USER_CHECK(ranks.count(name))
+        << "dtype given for '" << name << "', which the kernel '" << text << "' does not use";
+  }
+  for (const auto& [name, format] : options.formats) {
+    auto it = ranks.find(name);
+    SF_USER_CHECK(it != ranks.end())
+        << "format given for '" << name << "', which the kernel '" << text << "' does not use";
+    lowerOptions.formats[name] = Format::parse(format, static_cast<int32_t>(it->second));
+  }
+  const expr::CheckedKernel checked = expr::check(impl->statement, infos);
+  impl->lowered = lower::lowerKernel(checked, lowerOptions);
+  impl->lowered.body = schedule::applySchedule(impl->lowered.body, sched);
+  impl->checked = checked;
+  impl->formats = lowerOptions.formats;
+  impl->ir = ir::toString(impl->lowered.body);
+  impl->outputType = checked.tensors.at(checked.output).dtype;
+  if (auto match =
+          sched.empty() ? runtime::matchNMLinear(checked, lowerOptions.formats) : std::nullopt) {
+    impl->nmLinear = std::make_shared<runtime::NMLinearRunner>(*match);
+    impl->source =
+        "// Hand-tuned kernel, no generated code: sparseflow::NMLinear (src/kernels/nm_gemm),\n"
+        "// " +
+        match->y + " = " + match->epilogue.toString() + "(" + match->x + " . " + match->w + "^T" +
+        (match->bias.empty() ? "" : " + " + match->bias) + ") with " + match->w + " in 2:4.\n";
+    Kernel kernel;
+    kernel.impl_ = std::move(impl);
+    return kernel;
+  }
+  impl->source = codegen::emitCpp(impl->lowered);
+  jit::CompilerOptions jitOptions = jit::defaultCompilerOptions();
+  jitOptions.useCache = options.useCache;
+  impl->compiled = jit::compile(impl->source, jitOptions);
+  impl->entry = impl->compiled.module->function<sf_kernel_entry>(SF_KERNEL_ENTRY_NAME);
+  Kernel kernel;
+  kernel.impl_ = std::move(impl);
+  return kernel;
+}
+
+Tensor Kernel::run(const std::map<std::string, const Tensor*>& inputs,
+                   const std::map<std::string, double>& params) const {
+  SF_USER_CHECK(impl_ != nullptr) << "run() on a kernel that was never compiled";
+  if (impl_->nmLinear) {
+    SF_USER_CHECK(params.empty()) << "the kernel '" << impl_->text << "' has no scalar parameters";
+    return impl_->nmLinear->run(inputs, impl_->outputType);
+  }
+  const runtime::BoundInputs bound =
+      runtime::bindInputs(impl_->statement, impl_->lowered, inputs, params);
+  Tensor output = runtime::makeOutput(impl_->lowered, bound);
+  const std::vector<sf_tensor_arg> args = runtime::tensorArgs(impl_->lowered, bound, output);
+  impl_->entry(args.data(), bound.extents.data(), bound.params.data());
+  return output;
+}
+
+void Kernel::run(const std::map<std::string, const Tensor*>& inputs, Tensor& output,
+                 const std::map<std::string, double>& params) const {
+  SF_USER_CHECK(impl_ != nullptr) << "run() on a kernel that was never compiled";
+  if (impl_->nmLinear) {
+    const Tensor y = run(inputs, params);
+    SF_USER_CHECK(output.shape() == y.shape() && output.dtype() == y.dtype() &&
+                  output.format() == y.format())
+        << "output '" << impl_->nmLinear->match().y << "' must be " << y.summary();
+    std::memcpy(output.mutableValues().data(), y.values().data(),
+                static_cast<size_t>(y.values().bytes()));
+    return;
+  }
+  const runtime::BoundInputs bound =
+      runtime::bindInputs(impl_->statement, impl_->lowered, inputs, params);
+  const lower::TensorArg& out = impl_->lowered.tensors[0];
+  SF_USER_CHECK(output.shape() == bound.outputShape)
+      << "output '" << out.name << "' has the wrong shape for these inputs";
+  SF_USER_CHECK(output.dtype() ==
+                (out.valueType == ir::ScalarType::kF64 ? DType::kF64 : DType::kF32))
+      << "output '" << out.name << "' is " << dtypeName(output.dtype()) << ", the kernel writes "
+      << ir::cppTypeName(out.valueType);
+  const runtime::OutputLayout expected = runtime::outputLayout(impl_->lowered, bound);
+  SF_USER_CHECK(output.format() == expected.format && output.values().size() == expected.values)
+      << "output '" << out.name << "' is " << output.format().toString() << " with "
+      << output.values().size() << " values; the kernel writes " << expected.format.toString()
+      << " with " << expected.values;
+  if (!impl_->lowered.accumulate) {
+    std::memset(output.mutableValues().data(), 0, static_cast<size_t>(output.values().bytes()));
+  }
+  const std::vector<sf_tensor_arg> args = runtime::tensorArgs(impl_->lowered, bound, output);
+  impl_->entry(args.data(), bound.extents.data(), bound.params.data());
+}
+
+const std::string& Kernel::text() const {
+  return impl_->text;
+}
+const std::string& Kernel::source() const {
+  return impl_->source;
+}
+const std::string& Kernel::ir() const {
+  return impl_->ir;
+}
+bool Kernel::fromCache() const {
+  return impl_->compiled.fromCache;
+}
+
+std::string Kernel::mlir() const {
+  SF_USER_CHECK(impl_ != nullptr) << "mlir() on a kernel that was never compiled";
+  // A compiled kernel fixes no shapes (run() checks them), so the export is shape-generic.
+  expr::CheckedKernel generic = impl_->checked;
+  for (auto& [name, info] : generic.tensors) {
+    std::fill(info.shape.begin(), info.shape.end(), codegen::kDynamicExtent);
+  }
+  for (auto& [index, extent] : generic.indexExtents) extent = codegen::kDynamicExtent;
+  return codegen::emitMlir(generic, impl_->formats);
+}
+
+std::string Kernel::describe() const {
+  std::ostringstream out;
+  out << "kernel: " << expr::toString(impl_->statement) << "\n";
+  for (const lower::TensorArg& t : impl_->lowered.tensors) {
+    out << "  " << t.name << ": " << t.format.toString() << " " << ir::cppTypeName(t.valueType)
+        << (t.densify ? " (read as dense)" : "") << "\n";
+  }
+  for (size_t n = 0; n < impl_->lowered.loopOrders.size(); ++n) {
+    out << "  nest " << n << " loops: " << impl_->lowered.loopOrders[n] << "\n";
+  }
+  if (!impl_->lowered.outputPatternFrom.empty()) {
+    out << "  output pattern: " << impl_->lowered.outputPatternFrom << "\n";
+  }
+  if (impl_->nmLinear) {
+    const auto& m = impl_->nmLinear->match();
+    out << "  hand-tuned: NMLinear 2:4 GEMM, epilogue " << m.epilogue.toString() << " (weights "
+        << m.w << " packed once per weight buffer)\n";
+    return out.str();
+  }
+  for (const std::string& note : impl_->lowered.notes) out << "  note: " << note << "\n";
+  out << "  compiled: " << (impl_->compiled.fromCache ? "from cache" : "now") << ", "
+      << impl_->compiled.libraryPath.string() << "\n";
+  return out.str();
+}
+
+}  // namespace sparseflow

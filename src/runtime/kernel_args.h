@@ -1,0 +1,46 @@
+// Binding tensors to a lowered kernel's arguments: conversion to the compiled format and dtype,
+// shape checks, the output's allocation, and the sf_tensor_arg array the generated code reads.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "expr/expr.h"
+#include "lower/lower.h"
+#include "sparseflow/runtime_abi.h"
+#include "sparseflow/tensor.h"
+
+namespace sparseflow::runtime {
+
+/// The inputs as the kernel reads them (converted copies where needed) and the extents.
+struct BoundInputs {
+  std::vector<Tensor> converted;       ///< owns conversions, parallel to lowered inputs
+  std::vector<const Tensor*> tensors;  ///< [0] unused (the output), then the inputs
+  std::vector<int64_t> extents;        ///< in lowered.indexVars order
+  std::vector<double> params;          ///< in lowered.params order
+  std::vector<int64_t> outputShape;
+};
+
+/// Checks and converts the inputs of `kernel` (statement + lowered form).
+BoundInputs bindInputs(const expr::Statement& statement, const lower::LoweredKernel& lowered,
+                       const std::map<std::string, const Tensor*>& inputs,
+                       const std::map<std::string, double>& params);
+
+/// What the output must look like for the bound inputs: dense, or the pattern input's structure.
+struct OutputLayout {
+  Format format;
+  DType dtype = DType::kF32;
+  int64_t values = 0;               ///< number of values
+  const Tensor* pattern = nullptr;  ///< the input whose index arrays a sparse output shares
+};
+OutputLayout outputLayout(const lower::LoweredKernel& lowered, const BoundInputs& bound);
+
+/// A zero-valued output for the bound inputs (see outputLayout).
+Tensor makeOutput(const lower::LoweredKernel& lowered, const BoundInputs& bound);
+
+/// The argument array (output first) for the generated entry point.
+std::vector<sf_tensor_arg> tensorArgs(const lower::LoweredKernel& lowered, const BoundInputs& bound,
+                                      Tensor& output);
+
+}  // namespace sparseflow::runtime

@@ -1,0 +1,89 @@
+// Finding loops by label and rebuilding them: the helpers every primitive uses.
+#include <set>
+
+#include "ir/visitor.h"
+#include "schedule/primitives.h"
+#include "support/check.h"
+
+namespace sparseflow::schedule {
+namespace {
+
+class LabelRewriter : public ir::Mutator {
+ public:
+  LabelRewriter(const std::string& label,
+                const std::function<ir::Stmt(const ir::For&, bool)>& rewrite)
+      : label_(label), rewrite_(rewrite) {}
+  int matches = 0;
+  std::set<std::string> labels;
+
+  ir::Stmt mutateFor(const ir::For& n, const ir::Stmt& self) override {
+    labels.insert(n.notes.label);
+    const bool parallelHere = n.loopKind == ir::LoopKind::kParallel;
+    parallelDepth_ += parallelHere ? 1 : 0;
+    ir::Stmt inner = ir::Mutator::mutateFor(n, self);
+    parallelDepth_ -= parallelHere ? 1 : 0;
+    if (n.notes.label != label_) return inner;
+    ++matches;
+    return rewrite_(static_cast<const ir::For&>(*inner), parallelDepth_ > 0);
+  }
+
+ private:
+  const std::string& label_;
+  const std::function<ir::Stmt(const ir::For&, bool)>& rewrite_;
+  int parallelDepth_ = 0;
+};
+
+class Mentions : public ir::Visitor {
+ public:
+  explicit Mentions(const std::string& name) : name_(name) {}
+  bool found = false;
+  void visitVar(const ir::Var& n) override { found = found || n.name == name_; }
+  void visitLet(const ir::Let& n) override {
+    found = found || n.var == name_;
+    ir::Visitor::visitLet(n);
+  }
+  void visitAssign(const ir::Assign& n) override {
+    found = found || n.var == name_;
+    ir::Visitor::visitAssign(n);
+  }
+
+ private:
+  const std::string& name_;
+};
+
+}  // namespace
+
+ir::Stmt rewriteLoops(const ir::Stmt& s, const Directive& d, const std::string& label,
+                      const std::function<ir::Stmt(const ir::For&, bool)>& rewrite) {
+  LabelRewriter r(label, rewrite);
+  ir::Stmt out = r.mutate(s);
+  if (r.matches == 0) {
+    std::string known;
+    for (const std::string& l : r.labels) known += (known.empty() ? "" : ", ") + l;
+    SF_FAIL(kInvalidArgument) << d.toString() << ": no loop named '" << label
+                              << "' (the loops are: " << known << ")";
+  }
+  return out;
+}
+
+ir::Stmt withLoop(const ir::For& f, ir::LoopKind kind, ir::LoopAnnotations notes) {
+  return ir::forLoop(f.var, f.varType, f.begin, f.end, f.body, kind, std::move(notes));
+}
+
+ir::Stmt withBody(const ir::For& f, ir::Stmt body) {
+  return ir::forLoop(f.var, f.varType, f.begin, f.end, std::move(body), f.loopKind, f.notes);
+}
+
+bool mentions(const ir::Expr& e, const std::string& name) {
+  Mentions m(name);
+  m.visit(e);
+  return m.found;
+}
+
+bool mentions(const ir::Stmt& s, const std::string& name) {
+  Mentions m(name);
+  m.visit(s);
+  return m.found;
+}
+
+}  // namespace sparseflow::schedule

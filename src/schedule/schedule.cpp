@@ -1,0 +1,115 @@
+// Schedule: the C++ builder, printing, and applySchedule's dispatch to one file per primitive.
+#include "schedule/schedule.h"
+
+#include "schedule/primitives.h"
+#include "support/check.h"
+
+namespace sparseflow::schedule {
+
+const char* primitiveName(Primitive p) {
+  switch (p) {
+    case Primitive::kReorder: return "reorder";
+    case Primitive::kSplit: return "split";
+    case Primitive::kFuse: return "fuse";
+    case Primitive::kParallel: return "parallel";
+    case Primitive::kVectorize: return "vectorize";
+    case Primitive::kUnroll: return "unroll";
+    case Primitive::kPrecompute: return "precompute";
+    case Primitive::kBind: return "bind";
+  }
+  return "?";
+}
+
+std::string Directive::toString() const {
+  std::string text = std::string(primitiveName(primitive)) + "(";
+  for (size_t k = 0; k < loops.size(); ++k) text += (k ? ", " : "") + loops[k];
+  if (primitive == Primitive::kSplit || primitive == Primitive::kUnroll) {
+    text += ", " + std::to_string(factor);
+  }
+  if (atomic) text += ", atomic";
+  return text + ")";
+}
+
+std::string Schedule::toString() const {
+  std::string text;
+  for (const Directive& d : directives_) text += (text.empty() ? "" : "; ") + d.toString();
+  return text;
+}
+
+Schedule& Schedule::reorder(std::vector<std::string> loops) {
+  directives_.push_back({Primitive::kReorder, std::move(loops)});
+  return *this;
+}
+Schedule& Schedule::split(const std::string& loop, const std::string& outer,
+                          const std::string& inner, int64_t factor) {
+  SF_USER_CHECK(factor > 0) << "split(" << loop << "): the factor must be positive, got " << factor;
+  directives_.push_back({Primitive::kSplit, {loop, outer, inner}, factor});
+  return *this;
+}
+Schedule& Schedule::fuse(const std::string& outer, const std::string& inner,
+                         const std::string& fused) {
+  directives_.push_back({Primitive::kFuse, {outer, inner, fused}});
+  return *this;
+}
+Schedule& Schedule::parallel(const std::string& loop, bool atomic) {
+  Directive d{Primitive::kParallel, {loop}};
+  d.atomic = atomic;
+  directives_.push_back(d);
+  return *this;
+}
+Schedule& Schedule::vectorize(const std::string& loop) {
+  directives_.push_back({Primitive::kVectorize, {loop}});
+  return *this;
+}
+Schedule& Schedule::unroll(const std::string& loop, int64_t factor) {
+  SF_USER_CHECK(factor > 0) << "unroll(" << loop << "): the factor must be positive, got "
+                            << factor;
+  directives_.push_back({Primitive::kUnroll, {loop}, factor});
+  return *this;
+}
+
+Schedule& Schedule::addRaw(Directive d) {
+  directives_.push_back(std::move(d));
+  return *this;
+}
+
+std::vector<std::string> Schedule::requestedOrder() const {
+  std::vector<std::string> order;
+  for (const Directive& d : directives_) {
+    if (d.primitive == Primitive::kReorder) order = d.loops;
+  }
+  return order;
+}
+
+bool Schedule::hasParallel() const {
+  for (const Directive& d : directives_) {
+    if (d.primitive == Primitive::kParallel) return true;
+  }
+  return false;
+}
+
+ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule) {
+  ir::Stmt s = body;
+  for (const Directive& d : schedule.directives()) {
+    switch (d.primitive) {
+      case Primitive::kReorder: break;  // honoured by lowering
+      case Primitive::kSplit: s = applySplit(s, d); break;
+      case Primitive::kFuse: s = applyFuse(s, d); break;
+      case Primitive::kParallel: s = applyParallel(s, d); break;
+      case Primitive::kVectorize: s = applyVectorize(s, d); break;
+      case Primitive::kUnroll: s = applyUnroll(s, d); break;
+      case Primitive::kPrecompute:
+        SF_FAIL(kNotSupported)
+            << d.toString()
+            << ": precompute into a workspace is not implemented yet (the lowering "
+               "already precomputes reductions under non-linear functions)";
+      case Primitive::kBind:
+        SF_FAIL(kNotSupported) << d.toString()
+                               << ": bind() maps loops to GPU threads; the CUDA backend "
+                                  "is not built yet";
+    }
+  }
+  return s;
+}
+
+}  // namespace sparseflow::schedule

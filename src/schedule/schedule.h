@@ -1,0 +1,68 @@
+// Schedules: the primitives a user applies to a kernel's loops, written in C++ or as text
+// (`split(i, i0, i1, 64); parallel(i0)`), each with its legality check (one file per primitive).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace sparseflow::schedule {
+
+enum class Primitive {
+  kReorder,     ///< reorder(j, i, ...): loop order (must respect the sparse operands' storage)
+  kSplit,       ///< split(i, i0, i1, 64): i = i0·64 + i1
+  kFuse,        ///< fuse(i, j, f): two perfectly nested dense loops as one
+  kParallel,    ///< parallel(i) / parallel(i, atomic): OpenMP over i
+  kVectorize,   ///< vectorize(j): SIMD over the innermost loop j
+  kUnroll,      ///< unroll(j, 4)
+  kPrecompute,  ///< precompute(expr, workspace): not yet
+  kBind,        ///< bind(i, blockIdx.x): GPU only
+};
+
+/// The primitive's name as written.
+const char* primitiveName(Primitive p);
+
+struct Directive {
+  Primitive primitive;
+  std::vector<std::string> loops;  ///< loop names (labels) it applies to / creates
+  int64_t factor = 0;              ///< split, unroll
+  bool atomic = false;             ///< parallel(i, atomic)
+  int column = 0;                  ///< where it starts in the schedule text (1-based), or 0
+  std::string toString() const;
+};
+
+class Schedule {
+ public:
+  /// Parses `a(...); b(...)`. Errors (kParseError) give the column and what was expected.
+  static Schedule parse(const std::string& text);
+  std::string toString() const;
+  bool empty() const { return directives_.empty(); }
+  const std::vector<Directive>& directives() const { return directives_; }
+
+  Schedule& reorder(std::vector<std::string> loops);
+  Schedule& split(const std::string& loop, const std::string& outer, const std::string& inner,
+                  int64_t factor);
+  Schedule& fuse(const std::string& outer, const std::string& inner, const std::string& fused);
+  Schedule& parallel(const std::string& loop, bool atomic = false);
+  Schedule& vectorize(const std::string& loop);
+  Schedule& unroll(const std::string& loop, int64_t factor);
+  /// Adds a directive as parsed (primitives without a builder yet: precompute, bind).
+  Schedule& addRaw(Directive d);
+
+  /// The loop order reorder() asks for (empty: the default order).
+  std::vector<std::string> requestedOrder() const;
+  /// True when some directive parallelizes (then the default outer-loop parallelism is off).
+  bool hasParallel() const;
+
+ private:
+  std::vector<Directive> directives_;
+};
+
+/// Applies every directive but reorder (which lowering honours) to the loop IR, in order. Each
+/// checks legality and throws kInvalidArgument naming the directive, e.g. "parallel(k) would
+/// race: ...", or kNotSupported for primitives not implemented for this backend.
+ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule);
+
+}  // namespace sparseflow::schedule

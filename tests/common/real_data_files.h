@@ -1,0 +1,70 @@
+// The bundled real data files the tests read: which ones must be refused (and with what), and
+// the lists of readable files, shared by the io, convert and compiler tests.
+#pragma once
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sparseflow/io.h"
+
+namespace sparseflow::testing {
+
+/// Files that must be refused, with a fragment of the error each must give (data/PROVENANCE.md).
+inline const std::vector<std::pair<std::string, std::string>>& brokenDataFiles() {
+  static const std::vector<std::pair<std::string, std::string>> kBroken = {
+      {"debian-r-cran-matrix/external/wrong.mtx", "wrong.mtx:3: row index 0 is out of range"},
+      {"suitesparse/LAGraph/data/complex.mtx", "complex Matrix Market files are not supported"},
+      {"suitesparse/LAGraph/data/mangled1.mtx", "mangled1.mtx:1: unknown object 'mangled'"},
+      {"suitesparse/ParU/Matrix/young1c.mtx", "complex"},
+      {"suitesparse/KLU/Matrix/GD99_cc.mtx", "complex"},
+      {"suitesparse/KLU/Matrix/arrowc.mtx", "complex"},
+      {"suitesparse/KLU/Matrix/w156.mtx", "complex"},
+      {"suitesparse/CXSparse/Matrix/mhd1280b", "complex"},
+      {"suitesparse/CXSparse/Matrix/neumann", "complex"},
+      {"mlir/test/Integration/data/coordinate_zero.tns", "coordinate"},
+      {"mlir/test/Integration/data/coordinate_negative.tns", "coordinate"},
+      {"mlir/test/Integration/data/coordinate_overflow.tns", "coordinate_overflow.tns:"},
+      {"mlir/test/Integration/data/coordinate_above_dimension.tns", "coordinate"},
+      {"mlir/test/Integration/data/rank_511.tns", "rank"},
+  };
+  return kBroken;
+}
+
+inline bool isBrokenDataFile(const std::filesystem::path& dataDir, const std::filesystem::path& p) {
+  for (const auto& [name, fragment] : brokenDataFiles()) {
+    if (p == dataDir / name) return true;
+  }
+  return false;
+}
+
+/// Every file the readers take: matrix, tensor and weight files, and CSparse's headerless
+/// triplets; sorted.
+inline std::vector<std::filesystem::path> readableDataFiles(const std::filesystem::path& dataDir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dataDir)) {
+    if (!entry.is_regular_file() || isBrokenDataFile(dataDir, entry.path())) continue;
+    const std::filesystem::path& p = entry.path();
+    const FileKind kind = fileKindFromPath(p.string());
+    const bool triplet =
+        kind == FileKind::kAuto && !p.has_extension() && p.parent_path().filename() == "Matrix";
+    // coordinate_narrow.tns is valid FROSTT; only an 8-bit crd would refuse it.
+    if (kind != FileKind::kAuto || triplet) files.push_back(p);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// The readable Matrix Market files (all of them read as matrices).
+inline std::vector<std::filesystem::path> readableMatrixMarketFiles(
+    const std::filesystem::path& dataDir) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& p : readableDataFiles(dataDir)) {
+    if (p.extension() == ".mtx") out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace sparseflow::testing

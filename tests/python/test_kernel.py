@@ -1,0 +1,186 @@
+# sf.compile: kernels generated, JIT-compiled and run against float64 scipy/numpy references.
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sparseflow as sf
+from conftest import random_sparse
+
+
+def close(got, want, reduction):
+    """float32 compute against a float64 reference: a tolerance that grows with the sum length."""
+    scale = max(1.0, float(np.abs(want).max(initial=0)))
+    tol = 4 * 2e-6 * scale * np.sqrt(reduction + 1)
+    np.testing.assert_allclose(got, want, rtol=0, atol=tol)
+
+
+@pytest.fixture(scope="module")
+def spmv():
+    return sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})
+
+
+def test_spmv_csr(rng, spmv):
+    m, n = (int(v) for v in rng.integers(1, 80, size=2))
+    a = random_sparse(rng, (m, n), float(rng.uniform(0.01, 0.5)))
+    x = rng.uniform(-1, 1, n)
+    y = spmv(A=a, x=x)
+    assert isinstance(y, np.ndarray) and y.shape == (m,) and y.dtype == np.float32
+    a32 = a.astype(np.float32).astype(np.float64)
+    close(y, a32 @ x.astype(np.float32).astype(np.float64), n)
+
+
+def test_spmv_inputs_of_every_kind(rng, spmv):
+    a = random_sparse(rng, (23, 17), 0.3)
+    x = rng.uniform(-1, 1, 17).astype(np.float32)
+    want = a.astype(np.float32).astype(np.float64) @ x.astype(np.float64)
+    close(spmv(A=sf.from_scipy(a, dtype="f32"), x=sf.from_numpy(x)), want, 17)
+    close(spmv(A=sf.from_scipy(a, format="bsr:4x4"), x=x), want, 17)  # converted for the kernel
+    close(spmv(A=a.toarray(), x=x.tolist()), want, 17)
+    import torch
+
+    close(spmv(A=torch.from_numpy(a.toarray()), x=torch.from_numpy(x)), want, 17)
+    close(spmv.run({"A": a, "x": x}), want, 17)
+
+
+def test_spmm_csr(rng):
+    kernel = sf.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr"})
+    i, k, j = (int(v) for v in rng.integers(1, 50, size=3))
+    a = random_sparse(rng, (i, k), 0.2)
+    b = rng.uniform(-1, 1, (k, j))
+    c = kernel(A=a, B=b)
+    assert c.shape == (i, j)
+    close(c, a.astype(np.float32).astype(np.float64) @ b.astype(np.float32).astype(np.float64), k)
+
+
+def test_spmm_f64(rng):
+    kernel = sf.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr"},
+                        dtypes={"A": "f64", "B": np.float64, "C": "float64"})
+    a = random_sparse(rng, (31, 19), 0.3)
+    b = rng.uniform(-1, 1, (19, 5))
+    c = kernel(A=a, B=b)
+    assert c.dtype == np.float64
+    np.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=1e-12)
+
+
+def test_sddmm_dense_and_sparse_output(rng):
+    text = "Y(i,j) = M(i,j) * sum(k, A(i,k) * B(j,k))"
+    m = random_sparse(rng, (21, 17), 0.2)
+    a = rng.uniform(-1, 1, (21, 9))
+    b = rng.uniform(-1, 1, (17, 9))
+    m32 = m.astype(np.float32).astype(np.float64)
+    a32, b32 = (v.astype(np.float32).astype(np.float64) for v in (a, b))
+    want = m32.multiply(a32 @ b32.T).toarray()
+    dense_out = sf.compile(text, formats={"M": "csr"})(M=m, A=a, B=b)
+    close(dense_out, want, 9)
+    sparse_out = sf.compile(text, formats={"M": "csr", "Y": "csr"})(M=m, A=a, B=b)
+    assert isinstance(sparse_out, sf.Tensor) and sparse_out.format == "csr"
+    assert sparse_out.num_stored == m.nnz  # the pattern of M
+    close(sf.to_scipy(sparse_out).toarray(), want, 9)
+
+
+def test_scalar_parameters(rng):
+    kernel = sf.compile("C(i,j) = alpha * A(i,j) - B(i,j) / 2", formats={"A": "csr"})
+    a = random_sparse(rng, (8, 6), 0.5)
+    b = rng.uniform(-1, 1, (8, 6))
+    alpha = float(rng.uniform(-2, 2))
+    c = kernel(A=a, B=b, alpha=alpha)
+    want = alpha * a.astype(np.float32).toarray().astype(np.float64) - b.astype(np.float32) / 2
+    close(c, want, 1)
+    close(kernel(A=a, B=b, alpha=np.float32(alpha)), want, 1)
+    with pytest.raises(sf.InvalidArgument, match="alpha"):
+        kernel(A=a, B=b)
+
+
+def test_source_ir_and_description():
+    kernel = sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})
+    assert isinstance(kernel.source, str) and "for" in kernel.source
+    assert "sf_kernel_main" in kernel.source
+    assert isinstance(kernel.ir, str) and "for" in kernel.ir
+    assert kernel.text == "y(i) = A(i,j) * x(j)"
+    assert "csr" in kernel.describe() and "csr" in repr(kernel)
+    assert isinstance(kernel.from_cache, bool)
+
+
+def test_schedule_text_and_objects(rng):
+    a = random_sparse(rng, (70, 33), 0.2)
+    x = rng.uniform(-1, 1, 33)
+    kernel = sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"},
+                        schedule="split(i, i0, i1, 16); parallel(i0)")
+    assert "i0" in kernel.ir and kernel.schedule.startswith("split")
+    want = a.astype(np.float32).astype(np.float64) @ x.astype(np.float32).astype(np.float64)
+    close(kernel(A=a, x=x), want, 33)
+    with pytest.raises(NotImplementedError, match="schedule") as info:
+        sf.compile("y(i) = A(i,j) * x(j)", schedule={"reorder": ["j", "i"]})
+    assert isinstance(info.value, sf.NotSupported)
+    with pytest.raises(sf.SparseFlowError) as info:
+        sf.compile("y(i) = A(i,j) * x(j)", schedule="split(q, q0, q1, 4)")
+    assert isinstance(info.value, ValueError) and "q" in str(info.value)
+
+
+def test_mlir_export():
+    kernel = sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})
+    assert "linalg.generic" in kernel.mlir()
+    with pytest.raises(sf.NotSupported):
+        sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "bsr:4x4"}).mlir()
+
+
+def test_bad_text_is_a_parse_error():
+    with pytest.raises(sf.ParseError) as info:
+        sf.compile("y(i) = A(i,j) * ")
+    assert isinstance(info.value, ValueError) and info.value.code == "parse error"
+    assert str(info.value)
+
+
+def test_bad_format_string():
+    with pytest.raises(sf.InvalidArgument, match="unknown format 'cssr'") as info:
+        sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "cssr"})
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(sf.InvalidArgument, match="'Z'"):
+        sf.compile("y(i) = A(i,j) * x(j)", formats={"Z": "csr"})
+
+
+def test_wrong_shapes_and_names(rng, spmv):
+    a = random_sparse(rng, (5, 4), 0.5)
+    with pytest.raises(sf.InvalidArgument) as info:
+        spmv(A=a, x=np.ones(5))
+    assert isinstance(info.value, ValueError) and str(info.value)
+    with pytest.raises(sf.InvalidArgument, match="'B' is not an input"):
+        spmv(A=a, x=np.ones(4), B=np.ones(4))
+    with pytest.raises(sf.InvalidArgument, match="needs tensor 'x'"):
+        spmv(A=a)
+    with pytest.raises(sf.InvalidArgument, match="rank"):
+        spmv(A=a, x=np.ones((4, 1)))
+
+
+def test_sparse_dense_agree_across_formats(rng):
+    a = random_sparse(rng, (18, 22), 0.3)
+    x = rng.uniform(-1, 1, 22)
+    want = a.astype(np.float32).astype(np.float64) @ x.astype(np.float32).astype(np.float64)
+    for fmt in ("csc", "coo", "bsr:4x4", "dense"):
+        kernel = sf.compile("y(i) = A(i,j) * x(j)", formats={"A": fmt})
+        close(kernel(A=a, x=x), want, 22)
+    assert sp.issparse(a)
+
+
+def test_threads_share_a_kernel(rng, spmv):
+    """Runs release the GIL; views of numpy inputs are dropped from whichever thread is last."""
+    import threading
+
+    a = random_sparse(rng, (64, 48), 0.2)
+    xs = [rng.uniform(-1, 1, 48) for _ in range(4)]
+    a32 = a.astype(np.float32).astype(np.float64)
+    errors = []
+
+    def work(x):
+        try:
+            for _ in range(25):
+                close(spmv(A=a, x=x), a32 @ x.astype(np.float32).astype(np.float64), 48)
+        except Exception as error:  # reported by the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(x,)) for x in xs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]

@@ -1,0 +1,173 @@
+// Schedule primitives: the text form, the loop IR each one prints, and the refusals (races,
+// collisions, storage-order conflicts). Results under each schedule are checked against the
+// float64 reference in tests/e2e.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "schedule/schedule.h"
+#include "sparseflow/error.h"
+#include "sparseflow/kernel.h"
+
+namespace sparseflow {
+namespace {
+
+const bool kCacheDirSet = [] {
+  return setenv("SPARSEFLOW_CACHE_DIR", SPARSEFLOW_TEST_CACHE_DIR, 0) == 0;
+}();
+
+std::string irOf(const std::string& text, const std::map<std::string, std::string>& formats,
+                 const std::string& schedule) {
+  KernelOptions options;
+  options.formats = formats;
+  options.schedule = schedule;
+  return Kernel::compile(text, options).ir();
+}
+
+std::string errorOf(const std::string& text, const std::map<std::string, std::string>& formats,
+                    const std::string& schedule, ErrorCode code = ErrorCode::kInvalidArgument) {
+  try {
+    irOf(text, formats, schedule);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for schedule " << schedule;
+  return "";
+}
+
+const char* kSpmv = "y(i) = A(i,j) * x(j)";
+const char* kSpmm = "C(i,j) = A(i,k) * B(k,j)";
+
+TEST(ScheduleText, ParsesAndPrintsBack) {
+  const std::string text =
+      "split(i, i0, i1, 64); parallel(i0); vectorize(j); unroll(k, 4); "
+      "reorder(i0, k, i1); fuse(a, b, c); parallel(k, atomic)";
+  const auto s = schedule::Schedule::parse(text);
+  EXPECT_EQ(s.toString(), text);
+  EXPECT_EQ(schedule::Schedule::parse(s.toString()).toString(), text);
+  EXPECT_TRUE(s.hasParallel());
+  EXPECT_EQ(s.requestedOrder(), (std::vector<std::string>{"i0", "k", "i1"}));
+  EXPECT_TRUE(schedule::Schedule::parse("  ").empty());
+}
+
+TEST(ScheduleText, ErrorsGiveTheColumn) {
+  struct Bad {
+    std::string text, message;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"split(i, i0, i1)", "column 16: expected more arguments"},
+           {"split(i, i0, i1, 0)", "column 18: expected a factor for split (positive)"},
+           {"paralel(i)", "column 1: expected a primitive"},
+           {"parallel(i) vectorize(j)", "column 13: expected ';'"},
+           {"parallel(i, j)", "column 1: expected parallel(loop) or parallel(loop, atomic)"},
+           {"unroll(j, x)", "column 11: expected a factor"},
+           {"vectorize(", "column 11: expected a loop name"},
+       }) {
+    try {
+      schedule::Schedule::parse(b.text);
+      ADD_FAILURE() << "no error for " << b.text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kParseError);
+      EXPECT_NE(std::string(e.what()).find(b.message), std::string::npos)
+          << b.text << " -> " << e.what();
+    }
+  }
+}
+
+TEST(SchedulePrimitives, DefaultIsParallelOuterLoop) {
+  const std::string ir = irOf(kSpmv, {{"A", "csr"}}, "");
+  EXPECT_NE(ir.find("for v_i in [0, n_i) parallel:"), std::string::npos) << ir;
+}
+
+TEST(SchedulePrimitives, SplitMakesTwoLoopsAndParallelGoesOuter) {
+  const std::string ir = irOf(kSpmv, {{"A", "csr"}}, "split(i, i0, i1, 64); parallel(i0)");
+  EXPECT_NE(ir.find("for v_i0 in [0, (((v_i_end - v_i_begin) + 63) / 64)) parallel:"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("for v_i1 in [0, min(64, (v_i_end - (v_i_begin + (v_i0 * 64))))):"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("let v_i: int64_t = ((v_i_begin + (v_i0 * 64)) + v_i1)"), std::string::npos)
+      << ir;
+}
+
+TEST(SchedulePrimitives, ParallelReductionIsPrivatized) {
+  const std::string ir = irOf(kSpmv, {{"A", "csr"}}, "parallel(j)");
+  EXPECT_NE(ir.find("parallel reduce(acc0)  # j:"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("for v_i in [0, n_i) parallel"), std::string::npos) << ir;
+}
+
+TEST(SchedulePrimitives, ParallelThatRacesIsRefusedUnlessAtomic) {
+  const char* transposed = "y(j) = A(i,j) * x(i)";
+  const std::string e = errorOf(transposed, {{"A", "csr"}}, "parallel(i)");
+  EXPECT_NE(e.find("parallel(i) would race"), std::string::npos) << e;
+  EXPECT_NE(e.find("parallel(i, atomic)"), std::string::npos) << e;
+  const std::string ir = irOf(transposed, {{"A", "csr"}}, "parallel(i, atomic)");
+  EXPECT_NE(ir.find("for v_i in [0, n_i) parallel atomic:"), std::string::npos) << ir;
+  // COO's row level repeats coordinates: its rows are not disjoint either.
+  EXPECT_NE(errorOf(kSpmv, {{"A", "coo"}}, "parallel(i)").find("would race"), std::string::npos);
+}
+
+TEST(SchedulePrimitives, NestedParallelIsRefused) {
+  const std::string e = errorOf(kSpmm, {{"A", "csr"}}, "parallel(i); parallel(j)");
+  EXPECT_NE(e.find("nested with another parallel loop"), std::string::npos) << e;
+}
+
+TEST(SchedulePrimitives, ReorderFollowsTheRequestAndRespectsStorage) {
+  const std::string ir = irOf(kSpmm, {{"A", "csr"}}, "reorder(i, j, k)");
+  const auto j = ir.find("for v_j in"), k = ir.find("let v_k");
+  ASSERT_NE(j, std::string::npos) << ir;
+  EXPECT_LT(j, k) << ir;
+  const std::string e = errorOf(kSpmv, {{"A", "csr"}}, "reorder(j, i)");
+  EXPECT_NE(e.find("conflicts with the storage order"), std::string::npos) << e;
+  EXPECT_NE(e.find("A (csr) walks i j"), std::string::npos) << e;
+  EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}}, "reorder(i, q)").find("no loop named 'q'"),
+            std::string::npos);
+}
+
+TEST(SchedulePrimitives, VectorizeInnerDenseLoopButNotAScatter) {
+  const std::string ir = irOf(kSpmm, {{"A", "csr"}}, "vectorize(j)");
+  EXPECT_NE(ir.find("for v_j in [0, n_j) vectorized:"), std::string::npos) << ir;
+  const std::string e = errorOf("y(j) = A(i,j) * x(i)", {{"A", "csr"}}, "vectorize(j)");
+  EXPECT_NE(e.find("scatter through an index array"), std::string::npos) << e;
+  EXPECT_NE(errorOf(kSpmm, {{"A", "csr"}}, "vectorize(i)").find("only an innermost loop"),
+            std::string::npos);
+}
+
+TEST(SchedulePrimitives, UnrollAnnotates) {
+  const std::string ir = irOf(kSpmm, {{"A", "csr"}}, "unroll(j, 4)");
+  EXPECT_NE(ir.find("for v_j in [0, n_j) unrolled(4):"), std::string::npos) << ir;
+  KernelOptions options;
+  options.formats = {{"A", "csr"}};
+  options.schedule = "unroll(j, 4)";
+  EXPECT_NE(Kernel::compile(kSpmm, options).source().find("#pragma GCC unroll 4"),
+            std::string::npos);
+}
+
+TEST(SchedulePrimitives, FuseDenseLoopsOnly) {
+  const std::string ir = irOf("C(i,j) = A(i,j) * B(i,j)", {}, "fuse(i, j, f)");
+  EXPECT_NE(ir.find("for v_f in [0, (n_i * v_f_inner)) parallel:"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("let v_i: int64_t = (v_f / v_f_inner)"), std::string::npos) << ir;
+  const std::string e = errorOf("C(i,j) = A(i,j) * B(i,j)", {{"A", "csr"}}, "fuse(i, j, f)");
+  EXPECT_NE(e.find("bounds of j depend on i"), std::string::npos) << e;
+  EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}}, "fuse(i, j, f)").find("not perfectly nested"),
+            std::string::npos);
+}
+
+TEST(SchedulePrimitives, BindAndPrecomputeAreNotSupportedHere) {
+  EXPECT_NE(
+      errorOf(kSpmv, {{"A", "csr"}}, "bind(i, blockIdx.x)", ErrorCode::kNotSupported).find("CUDA"),
+      std::string::npos);
+  EXPECT_NE(
+      errorOf(kSpmv, {{"A", "csr"}}, "precompute(i)", ErrorCode::kNotSupported).find("precompute"),
+      std::string::npos);
+}
+
+TEST(SchedulePrimitives, UnknownLoopNamesTheLoops) {
+  const std::string e = errorOf(kSpmv, {{"A", "csr"}}, "parallel(q)");
+  EXPECT_NE(e.find("no loop named 'q' (the loops are: i, j)"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace sparseflow

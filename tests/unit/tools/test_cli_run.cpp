@@ -1,0 +1,323 @@
+// `sparseflow run` and `sparseflow compile` as a user runs them: SpMV on a real .mtx against a
+// float64 reference from its triplets, and bad arguments that must name themselves and write
+// nothing.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kMatrix =
+    std::string(SPARSEFLOW_DATA_DIR) + "/suitesparse/LAGraph/data/west0067.mtx";
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A scratch directory per test; the JIT cache is shared by the whole run.
+class CliRun : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/sparseflow-cli-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    root_ = pattern;
+  }
+  static void TearDownTestSuite() {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+  void SetUp() override {
+    dir_ = root_ / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::create_directories(dir_);
+  }
+
+  /// Runs the built `sparseflow` with `args` in the test's directory (argv, no shell).
+  Result run(const std::vector<std::string>& args) {
+    const fs::path outFile = root_ / "stdout.txt", errFile = root_ / "stderr.txt";
+    std::vector<std::string> argv{std::string(SPARSEFLOW_TOOLS_DIR) + "/sparseflow"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    std::vector<std::string> env{"XDG_CACHE_HOME=" + (root_ / "cache").string(),
+                                 "OMP_NUM_THREADS=2"};
+    for (char** e = environ; *e; ++e) {
+      if (std::strncmp(*e, "XDG_CACHE_HOME=", 15) != 0) env.emplace_back(*e);
+    }
+    std::vector<char*> cenv;
+    for (std::string& e : env) cenv.push_back(e.data());
+    cenv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, outFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 2, errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addchdir_np(&actions, dir_.c_str());
+    pid_t pid = 0;
+    Result r;
+    if (posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), cenv.data()) == 0) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    r.out = slurp(outFile);
+    r.err = slurp(errFile);
+    return r;
+  }
+
+  /// The files in the test's directory, sorted.
+  std::vector<std::string> files() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_))
+      names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  static inline fs::path root_;
+  fs::path dir_;
+};
+
+/// Writes a 1-d little-endian float32 .npy (format 1.0) by hand, independent of sparseflow's io.
+void writeNpy(const fs::path& path, const std::vector<float>& values) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                       std::to_string(values.size()) + ",), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  out.put(static_cast<char>(len & 0xff)).put(static_cast<char>(len >> 8));
+  out << header;
+  out.write(reinterpret_cast<const char*>(values.data()),
+            static_cast<std::streamsize>(values.size() * 4));
+}
+
+/// Reads a 1-d .npy of '<f4' or '<f8' back as doubles (shape checked by the caller).
+std::vector<double> readNpy(const fs::path& path) {
+  const std::string bytes = slurp(path);
+  EXPECT_GE(bytes.size(), 10u);
+  if (bytes.size() < 10) return {};
+  const size_t len = static_cast<unsigned char>(bytes[8]) |
+                     (static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+  const std::string header = bytes.substr(10, len);
+  const bool f64 = header.find("'<f8'") != std::string::npos;
+  EXPECT_TRUE(f64 || header.find("'<f4'") != std::string::npos) << header;
+  const size_t width = f64 ? 8 : 4;
+  std::vector<double> out;
+  for (size_t at = 10 + len; at + width <= bytes.size(); at += width) {
+    if (f64) {
+      double v;
+      std::memcpy(&v, bytes.data() + at, 8);
+      out.push_back(v);
+    } else {
+      float v;
+      std::memcpy(&v, bytes.data() + at, 4);
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+struct Triplets {
+  int64_t rows = 0, cols = 0;
+  std::vector<int64_t> i, j;
+  std::vector<double> v;
+};
+
+/// A general real coordinate .mtx read by hand (1-based indices).
+Triplets readMtx(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  Triplets t;
+  int64_t nnz = 0;
+  bool sized = false;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '%') continue;
+    std::istringstream s(line);
+    if (!sized) {
+      s >> t.rows >> t.cols >> nnz;
+      sized = true;
+      continue;
+    }
+    int64_t r, c;
+    double v;
+    s >> r >> c >> v;
+    t.i.push_back(r - 1);
+    t.j.push_back(c - 1);
+    t.v.push_back(v);
+  }
+  EXPECT_EQ(static_cast<int64_t>(t.v.size()), nnz);
+  return t;
+}
+
+std::vector<float> randomVector(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = dist(rng);
+  return x;
+}
+
+void expectSpmv(const Triplets& a, const std::vector<float>& x, const std::vector<double>& y,
+                double scale) {
+  ASSERT_EQ(static_cast<int64_t>(y.size()), a.rows);
+  std::vector<double> ref(static_cast<size_t>(a.rows), 0.0), mag(static_cast<size_t>(a.rows), 0.0);
+  for (size_t n = 0; n < a.v.size(); ++n) {
+    ref[a.i[n]] += scale * a.v[n] * x[a.j[n]];
+    mag[a.i[n]] += std::abs(scale * a.v[n] * x[a.j[n]]);
+  }
+  for (size_t r = 0; r < ref.size(); ++r) {
+    EXPECT_NEAR(y[r], ref[r], 1e-5 * mag[r] + 1e-30) << "row " << r;
+  }
+}
+
+TEST_F(CliRun, SpmvCsrOnRealMatrixMatchesFloat64Reference) {
+  const Triplets a = readMtx(kMatrix);
+  const std::vector<float> x = randomVector(static_cast<size_t>(a.cols), std::random_device{}());
+  writeNpy(dir_ / "x.npy", x);
+  const Result r = run({"run", "y(i) = A(i,j) * x(j)", "--format", "A=csr", "--in", "A=" + kMatrix,
+                        "--in", "x=x.npy", "--out", "y=y.npy"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("ran in "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("A: csr"), std::string::npos) << r.out;  // describe()
+  expectSpmv(a, x, readNpy(dir_ / "y.npy"), 1.0);
+  EXPECT_EQ(files(), (std::vector<std::string>{"x.npy", "y.npy"}));  // nothing else written
+}
+
+TEST_F(CliRun, ScheduleRepeatAndPrintFlags) {
+  const Triplets a = readMtx(kMatrix);
+  const std::vector<float> x = randomVector(static_cast<size_t>(a.cols), std::random_device{}());
+  writeNpy(dir_ / "x.npy", x);
+  const Result r =
+      run({"run", "y(i) = A(i,j) * x(j)", "--format", "A=csr", "--in", "A=" + kMatrix, "--in",
+           "x=x.npy", "--out", "y=y.npy", "--schedule", "split(i, i0, i1, 8); parallel(i0)",
+           "--print-ir", "--print-source", "--emit-mlir", "--repeat", "5"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("for v_i0 in"), std::string::npos) << r.out;     // --print-ir
+  EXPECT_NE(r.out.find("sf_kernel_main"), std::string::npos) << r.out;  // --print-source
+  EXPECT_NE(r.out.find("linalg.generic"), std::string::npos) << r.out;  // --emit-mlir
+  const size_t at = r.out.find("median_ms: ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_GT(std::stod(r.out.substr(at + 11)), 0.0) << r.out;
+  expectSpmv(a, x, readNpy(dir_ / "y.npy"), 1.0);
+  const Result bad = run({"run", "y(i) = A(i,j) * x(j)", "--format", "A=csr", "--schedule",
+                          "parallel(q)", "--no-run"});
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("no loop named 'q'"), std::string::npos) << bad.err;
+}
+
+TEST_F(CliRun, ParamAndF64) {
+  const Triplets a = readMtx(kMatrix);
+  const std::vector<float> x = randomVector(static_cast<size_t>(a.cols), std::random_device{}());
+  writeNpy(dir_ / "x.npy", x);
+  const Result r =
+      run({"run", "y(i) = alpha * A(i,j) * x(j)", "--format", "A=csr", "--dtype", "A=f64", "--in",
+           "A=" + kMatrix, "--in", "x=x.npy", "--param", "alpha=-2.5", "--out", "y=y.npy"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expectSpmv(a, x, readNpy(dir_ / "y.npy"), -2.5);
+}
+
+TEST_F(CliRun, PrintMlirWithoutRunning) {
+  const Result r =
+      run({"run", "y(i) = A(i,j) * x(j)", "--format", "A=csr", "--print", "mlir", "--no-run"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(
+                "func.func @kernel(%A: tensor<?x?xf32, #CSR>, %x: tensor<?xf32>) -> tensor<?xf32>"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("linalg.generic"), std::string::npos);
+  EXPECT_TRUE(files().empty());
+}
+
+TEST_F(CliRun, CompileEmitsToAFile) {
+  Result r = run({"compile", "C(i,j) = A(i,k) * B(k,j)", "--format", "A=csc", "--emit", "mlir",
+                  "-o", "k.mlir"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string text = slurp(dir_ / "k.mlir");
+  EXPECT_NE(text.find("dimOrdering = affine_map<(d0, d1) -> (d1, d0)>"), std::string::npos) << text;
+  EXPECT_EQ(files(), (std::vector<std::string>{"k.mlir"}));
+  r = run({"compile", "C(i,j) = A(i,k) * B(k,j)", "--format", "A=csc", "--emit", "cpp"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("sf_kernel"), std::string::npos);
+  r = run({"compile", "C(i,j) = A(i,k) * B(k,j)", "--format", "A=bsr:2x2", "--emit", "mlir"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("bsr:2x2"), std::string::npos) << r.err;
+}
+
+/// Each bad invocation fails, names the argument at fault and leaves no output behind.
+struct BadCase {
+  std::string name;
+  std::vector<std::string> args;
+  std::vector<std::string> mentions;
+};
+
+TEST_F(CliRun, BadArgumentsNameThemselvesAndWriteNothing) {
+  writeNpy(dir_ / "x.npy", randomVector(67, 1));
+  writeNpy(dir_ / "x10.npy", randomVector(10, 2));
+  const std::string spmv = "y(i) = A(i,j) * x(j)";
+  const std::vector<BadCase> cases = {
+      {"missing --in", {"run", spmv, "--in", "A=" + kMatrix, "--out", "y=y.npy"}, {"'x'", "--in"}},
+      {"bad format",
+       {"run", spmv, "--format", "A=foo", "--in", "A=" + kMatrix, "--in", "x=x.npy", "--out",
+        "y=y.npy"},
+       {"--format", "foo"}},
+      {"shape mismatch",
+       {"run", spmv, "--in", "A=" + kMatrix, "--in", "x=x10.npy", "--out", "y=y.npy"},
+       {"'x'", "--in x=x10.npy"}},
+      {"no '='",
+       {"run", spmv, "--in", "Ax.mtx", "--in", "x=x.npy", "--out", "y=y.npy"},
+       {"--in 'Ax.mtx'"}},
+      {"missing file",
+       {"run", spmv, "--in", "A=missing.mtx", "--in", "x=x.npy", "--out", "y=y.npy"},
+       {"--in A=missing.mtx"}},
+      {"wrong output name",
+       {"run", spmv, "--in", "A=" + kMatrix, "--in", "x=x.npy", "--out", "z=y.npy"},
+       {"--out z=y.npy"}},
+      {"bad param",
+       {"run", "y(i) = alpha * A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy", "--param",
+        "alpha=two", "--out", "y=y.npy"},
+       {"--param", "two"}},
+      {"missing param",
+       {"run", "y(i) = alpha * A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy", "--out",
+        "y=y.npy"},
+       {"'alpha'", "--param"}},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Result r = run(c.args);
+    EXPECT_NE(r.status, 0) << r.out;
+    for (const std::string& m : c.mentions)
+      EXPECT_NE(r.err.find(m), std::string::npos) << "stderr: " << r.err;
+    EXPECT_EQ(files(), (std::vector<std::string>{"x.npy", "x10.npy"}));
+  }
+}
+
+}  // namespace
