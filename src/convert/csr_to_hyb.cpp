@@ -15,8 +15,7 @@
 namespace sparseflow::conversion {
 namespace {
 
-template <typename SrcPos, typename SrcCrd, typename EllCrd, typename CooPos, typename CooCrd,
-          typename V>
+template <typename SrcPos, typename SrcCrd, typename Crd, typename V>
 std::optional<Tensor> csrToHybTyped(const Tensor& src, const Format& target) {
   const int64_t rows = src.shape()[0], cols = src.shape()[1];
   const auto* pos = src.level(1).pos.as<SrcPos>();
@@ -37,8 +36,8 @@ std::optional<Tensor> csrToHybTyped(const Tensor& src, const Format& target) {
   // cols, and its memory guard) and the 32-bit widths of both parts.
   if (cols > 0 && rows > INT64_MAX / 16 / cols) return std::nullopt;
   if (rows > INT64_MAX / 16 / k || !allocationFits(16 * rows * k)) return std::nullopt;
-  if ((sizeof(EllCrd) == 4 && cols - 1 > INT32_MAX) ||
-      (sizeof(CooCrd) == 4 && std::max(rows, cols) - 1 > INT32_MAX)) {
+  if ((sizeof(Crd) == 4 && cols - 1 > INT32_MAX) ||
+      (sizeof(Crd) == 4 && std::max(rows, cols) - 1 > INT32_MAX)) {
     return std::nullopt;
   }
   // Where each row's remainder starts in the coo part.
@@ -49,28 +48,27 @@ std::optional<Tensor> csrToHybTyped(const Tensor& src, const Format& target) {
         restStart[static_cast<size_t>(r)] + std::max<int64_t>(0, length - k);
   }
   const int64_t rest = restStart.back();
-  if (sizeof(CooPos) == 4 && rest > INT32_MAX) return std::nullopt;
+  if (cooPart.posWidth() == 32 && rest > INT32_MAX) return std::nullopt;
 
   const int threads = threadsFor(rows * k + rest);
   Buffer ellCrd = Buffer::zeros(indexDType(ellPart.crdWidth()), rows * k);
   Buffer ellVals = Buffer::zeros(src.dtype(), rows * k);
-  fillEllSlots(pos, crd, vals, rows, k, ellCrd.as<EllCrd>(), ellVals.as<V>(), threads);
+  fillEllSlots(pos, crd, vals, rows, k, ellCrd.as<Crd>(), ellVals.as<V>(), threads);
 
-  Buffer cooPos = Buffer::zeros(indexDType(cooPart.posWidth()), 2);
-  cooPos.as<CooPos>()[1] = static_cast<CooPos>(rest);
+  Buffer cooPos = Buffer::fromIndices(indexDType(cooPart.posWidth()), {0, rest}, "coo positions");
   Buffer cooRow = Buffer::zeros(indexDType(cooPart.crdWidth()), rest);
   Buffer cooCol = Buffer::zeros(indexDType(cooPart.crdWidth()), rest);
   Buffer cooVals = Buffer::zeros(src.dtype(), rest);
-  auto* outRow = cooRow.as<CooCrd>();
-  auto* outCol = cooCol.as<CooCrd>();
+  auto* outRow = cooRow.as<Crd>();
+  auto* outCol = cooCol.as<Crd>();
   auto* outVals = cooVals.as<V>();
   if (rest > 0) {
 #pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
     for (int64_t r = 0; r < rows; ++r) {
       int64_t at = restStart[static_cast<size_t>(r)];
       for (int64_t q = pos[r] + k; q < pos[r + 1]; ++q, ++at) {
-        outRow[at] = static_cast<CooCrd>(r);
-        outCol[at] = static_cast<CooCrd>(crd[q]);
+        outRow[at] = static_cast<Crd>(r);
+        outCol[at] = static_cast<Crd>(crd[q]);
         outVals[at] = vals[q];
       }
     }
@@ -95,16 +93,15 @@ std::optional<Tensor> csrToHyb(const Tensor& tensor, const Format& target) {
   const Format& from = tensor.format();
   const Format& ellPart = target.parts()[0];
   const Format& cooPart = target.parts()[1];
+  // One coordinate width for both parts keeps the instantiations few; mixed widths take the
+  // general path.
+  if (ellPart.crdWidth() != cooPart.crdWidth()) return std::nullopt;
   return withIndex(from.posWidth(), [&](auto sp) {
     return withIndex(from.crdWidth(), [&](auto sc) {
-      return withIndex(ellPart.crdWidth(), [&](auto ec) {
-        return withIndex(cooPart.posWidth(), [&](auto cp) {
-          return withIndex(cooPart.crdWidth(), [&](auto cc) {
-            return withValueBits(tensor.dtype(), [&](auto v) {
-              return csrToHybTyped<decltype(sp), decltype(sc), decltype(ec), decltype(cp),
-                                   decltype(cc), decltype(v)>(tensor, target);
-            });
-          });
+      return withIndex(ellPart.crdWidth(), [&](auto c) {
+        return withValueBits(tensor.dtype(), [&](auto v) {
+          return csrToHybTyped<decltype(sp), decltype(sc), decltype(c), decltype(v)>(tensor,
+                                                                                     target);
         });
       });
     });

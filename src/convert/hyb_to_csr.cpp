@@ -74,14 +74,15 @@ std::optional<Tensor> hybToCsr(const Tensor& tensor, const Format& target) {
     return std::nullopt;
   }
   const Format& cooPart = tensor.format().parts()[1];
-  return withIndex(ell.format().crdWidth(), [&](auto ec) {
-    return withIndex(cooPart.crdWidth(), [&](auto cc) {
-      return withIndex(target.posWidth(), [&](auto dp) {
-        return withIndex(target.crdWidth(), [&](auto dc) {
-          return withValueBits(tensor.dtype(), [&](auto v) {
-            return hybToCsrTyped<decltype(ec), decltype(cc), decltype(dp), decltype(dc),
-                                 decltype(v)>(tensor, target, k);
-          });
+  // One coordinate width for both parts keeps the instantiations few; mixed widths take the
+  // general path.
+  if (ell.format().crdWidth() != cooPart.crdWidth()) return std::nullopt;
+  return withIndex(cooPart.crdWidth(), [&](auto c) {
+    return withIndex(target.posWidth(), [&](auto dp) {
+      return withIndex(target.crdWidth(), [&](auto dc) {
+        return withValueBits(tensor.dtype(), [&](auto v) {
+          return hybToCsrTyped<decltype(c), decltype(c), decltype(dp), decltype(dc), decltype(v)>(
+              tensor, target, k);
         });
       });
     });
