@@ -6,6 +6,7 @@
 
 #include "arrays.h"
 #include "bindings.h"
+#include "format/levels/level_impl.h"
 #include "sparseflow/build.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
@@ -95,11 +96,6 @@ Tensor fromArrays(const std::vector<int64_t>& shape, const std::string& formatTe
   return tensor;
 }
 
-py::object arrayOrNone(const Buffer& b) {
-  if (b.data() == nullptr && b.size() == 0) return py::none();
-  return arrayOfBuffer(b);
-}
-
 /// The dense values as numpy: a view when the tensor is dense row-major (bf16: an f32 copy).
 py::array toNumpy(const Tensor& t) {
   if (isPlainDense(t) && t.dtype() != DType::kBF16) return arrayOfBuffer(t.values(), t.shape());
@@ -121,10 +117,13 @@ py::dict levelArrays(const Tensor& t, int32_t level) {
                                             std::to_string(t.format().numLevels()) + " levels");
   }
   const LevelStorage& s = t.level(level);
+  // None exactly for the arrays this level kind does not store; an array it stores may be empty
+  // (a matrix without entries) and is then an empty array of its index type.
+  const auto caps = format::levelImpl(t.format().level(level).type.kind).capabilities();
   py::dict out;
-  out["pos"] = arrayOrNone(s.pos);
-  out["crd"] = arrayOrNone(s.crd);
-  out["meta"] = arrayOrNone(s.meta);
+  out["pos"] = caps.hasPos ? py::object(arrayOfBuffer(s.pos)) : py::object(py::none());
+  out["crd"] = caps.hasCrd ? py::object(arrayOfBuffer(s.crd)) : py::object(py::none());
+  out["meta"] = caps.hasMeta ? py::object(arrayOfBuffer(s.meta)) : py::object(py::none());
   return out;
 }
 

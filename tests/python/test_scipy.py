@@ -109,3 +109,14 @@ def test_to_scipy_converts_formats_scipy_lacks(rng):
 def test_from_scipy_rejects_other_objects():
     with pytest.raises(sf.InvalidArgument):
         sf.from_scipy(np.eye(3))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trip_of_a_matrix_without_entries(fmt, dtype):
+    # A stored array may be empty: it must come back as an empty index array, not None.
+    reference = np.zeros((8, 12))
+    t = sf.from_scipy(scipy_of(sp.csr_matrix(reference), fmt), dtype=dtype)
+    back = sf.to_scipy(t)
+    assert back.shape == (8, 12) and back.nnz == 0
+    np.testing.assert_array_equal(back.toarray(), reference)
