@@ -568,24 +568,16 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
     }
     return -1;
   };
-  // Densify sparse inputs that are not factors of their nest, or appear in a max reduction.
-  for (const Pass& pass : normalized.passes) {
-    const auto factors = factorAccesses(*pass.body);
-    for (const expr::Access* a : allAccesses(*pass.body)) {
-      const int k = argIndex(a->tensor);
-      if (k <= 0 || isDenseFormat(out.tensors[static_cast<size_t>(k)].format)) continue;
-      const bool factor = std::find(factors.begin(), factors.end(), a) != factors.end();
-      if (!factor || pass.op == expr::ReduceOp::kMax) {
-        TensorArg& arg = out.tensors[static_cast<size_t>(k)];
-        if (!arg.densify) {
-          out.notes.push_back("input " + arg.name + " (" + arg.format.toString() +
-                              ") is read as dense: " +
-                              (factor ? "it appears in a max reduction"
-                                      : "a zero of it does not make its term zero"));
-        }
-        arg.densify = true;
-      }
-    }
+  // Sparse inputs the loops cannot skip the zeros of are read as dense (the rule in normalize.h).
+  const auto isSparse = [&](const std::string& name) {
+    const int k = argIndex(name);
+    return k > 0 && !isDenseFormat(out.tensors[static_cast<size_t>(k)].format);
+  };
+  for (const auto& [name, why] : inputsReadAsDense(kernel, normalized, isSparse)) {
+    TensorArg& arg = out.tensors[static_cast<size_t>(argIndex(name))];
+    out.notes.push_back("input " + arg.name + " (" + arg.format.toString() +
+                        ") is read as dense: " + why);
+    arg.densify = true;
   }
   for (TensorArg& arg : out.tensors) {
     if (arg.densify) arg.format = denseFormat(arg.rank);

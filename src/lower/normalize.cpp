@@ -45,6 +45,7 @@ void freeIndices(const ExprPtr& e, std::set<std::string>& bound, std::vector<std
 
 class Normalizer {
  public:
+  explicit Normalizer(const expr::CheckedKernel& kernel) : kernel_(kernel) {}
   Normalized result;
 
   /// Adds the passes computing target(indices) = e (e may reduce anywhere).
@@ -76,6 +77,18 @@ class Normalizer {
   }
 
  private:
+  const expr::CheckedKernel& kernel_;
+  int nextTemporary_ = 0;
+
+  /// "sftmp<k>", skipping names the kernel's tensors have.
+  std::string freshName() {
+    std::string name;
+    do {
+      name = "sftmp" + std::to_string(nextTemporary_++);
+    } while (kernel_.tensors.count(name));
+    return name;
+  }
+
   void splitTerms(const ExprPtr& e, bool negated, std::vector<std::pair<ExprPtr, bool>>& out) {
     if (const auto* b = std::get_if<expr::Binary>(&e->node)) {
       if (b->op == expr::BinaryOp::kAdd || b->op == expr::BinaryOp::kSub) {
@@ -119,7 +132,7 @@ class Normalizer {
       std::set<std::string> bound;
       std::vector<std::string> indices;
       freeIndices(e, bound, indices);
-      Temporary temp{"sftmp" + std::to_string(result.temporaries.size()), indices};
+      Temporary temp{freshName(), indices};
       result.temporaries.push_back(temp);
       addAssignment(temp.name, indices, e);
       return make(expr::Access{temp.name, indices}, e->location);
@@ -179,10 +192,32 @@ std::vector<const expr::Access*> allAccesses(const expr::Expr& e) {
 }
 
 Normalized normalize(const expr::CheckedKernel& kernel) {
-  Normalizer n;
+  Normalizer n(kernel);
   const expr::Statement& s = kernel.statement;
   n.addAssignment(s.lhs.tensor, s.lhs.indices, s.rhs);
   return std::move(n.result);
+}
+
+std::vector<std::pair<std::string, std::string>> inputsReadAsDense(
+    const expr::CheckedKernel& kernel, const Normalized& normalized,
+    const std::function<bool(const std::string&)>& isSparse) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto listed = [&](const std::string& name) {
+    return std::any_of(out.begin(), out.end(), [&](const auto& e) { return e.first == name; });
+  };
+  for (const Pass& pass : normalized.passes) {
+    const auto factors = factorAccesses(*pass.body);
+    for (const expr::Access* a : allAccesses(*pass.body)) {
+      const bool input =
+          std::find(kernel.inputs.begin(), kernel.inputs.end(), a->tensor) != kernel.inputs.end();
+      if (!input || !isSparse(a->tensor) || listed(a->tensor)) continue;
+      const bool factor = std::find(factors.begin(), factors.end(), a) != factors.end();
+      if (factor && pass.op != expr::ReduceOp::kMax) continue;
+      out.emplace_back(a->tensor, factor ? "it appears in a max reduction"
+                                         : "a zero of it does not make its term zero");
+    }
+  }
+  return out;
 }
 
 }  // namespace sparseflow::lower

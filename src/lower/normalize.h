@@ -3,7 +3,9 @@
 // and a reduction anywhere else is precomputed into a dense temporary by a nest of its own.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "expr/expr.h"
@@ -11,6 +13,7 @@
 namespace sparseflow::lower {
 
 /// A dense temporary: `name(indices...)`, zero-filled, computed before the nests that read it.
+/// Its name ("sftmp0", ...) is one that no tensor of the kernel has.
 struct Temporary {
   std::string name;
   std::vector<std::string> indices;
@@ -31,6 +34,13 @@ struct Normalized {
 };
 
 Normalized normalize(const expr::CheckedKernel& kernel);
+
+/// The sparse inputs that every back end reads as dense, each with the reason users see: an input
+/// whose zeros do not make its term zero (`exp(A)`, `A + B`), or one under a max reduction.
+/// `isSparse(name)` says which inputs are bound to a non-dense format.
+std::vector<std::pair<std::string, std::string>> inputsReadAsDense(
+    const expr::CheckedKernel& kernel, const Normalized& normalized,
+    const std::function<bool(const std::string&)>& isSparse);
 
 /// The multiplicative factors of `body` (through *, the numerator of /, and unary minus).
 std::vector<const expr::Access*> factorAccesses(const expr::Expr& body);

@@ -198,6 +198,10 @@ std::vector<Case> cases() {
       {"fused_gelu_24", "C(i,j) = gelu(sum(k, A(i,k) * B(k,j)) + b(j))", {{"A", "2:4"}}, mm});
   out.push_back({"spmv_plus_bias", "y(i) = A(i,j) * x(j) + b(i)", {{"A", "csr"}}, mv});
   out.push_back({"row_max", "y(i) = max(j, A(i,j))", {{"A", "csr"}}, mv});
+  out.push_back({"bias_plus_row_max", "y(i) = b(i) + max(j, A(i,j))", {{"A", "csr"}}, mv});
+  // A tensor named like the lowering's first temporary: the temporary must take another name.
+  out.push_back({"temporary_name_taken", "C(i,j) = relu(sum(k, sftmp0(i,k) * B(k,j)) + b(j))",
+                 {{"sftmp0", "csr"}}, mm});
   out.push_back({"frobenius", "s() = A(i,j) * A(i,j)", {{"A", "csr"}}, mv});
   out.push_back({"scaled_with_param",
                  "C(i,j) = alpha * A(i,j) - B(i,j) / 2",

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "lower/normalize.h"
+
 namespace sparseflow::codegen::mlir {
 namespace {
 
@@ -14,67 +16,15 @@ ExprPtr make(decltype(Expr::node) node, expr::SourceLocation at) {
   return std::make_shared<const Expr>(Expr{std::move(node), at});
 }
 
-bool containsReduce(const Expr& e) {
-  if (std::holds_alternative<expr::Reduce>(e.node)) return true;
-  if (const auto* u = std::get_if<expr::Unary>(&e.node)) return containsReduce(*u->operand);
-  if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
-    return containsReduce(*b->lhs) || containsReduce(*b->rhs);
-  }
-  return false;
-}
-
-/// Indices used in `e` and not reduced inside it, in order of first appearance.
-void freeIndices(const Expr& e, std::set<std::string>& bound, std::vector<std::string>& out) {
-  if (const auto* a = std::get_if<expr::Access>(&e.node)) {
-    for (const std::string& i : a->indices) {
-      if (!bound.count(i) && std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
-    }
-  } else if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
-    freeIndices(*u->operand, bound, out);
-  } else if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
-    freeIndices(*b->lhs, bound, out);
-    freeIndices(*b->rhs, bound, out);
-  } else if (const auto* r = std::get_if<expr::Reduce>(&e.node)) {
-    const bool added = bound.insert(r->index).second;
-    freeIndices(*r->body, bound, out);
-    if (added) bound.erase(r->index);
-  }
-}
-
-std::vector<std::string> freeIndices(const Expr& e) {
-  std::set<std::string> bound;
+/// The indices a reduction-free expression reads, in order of first appearance.
+std::vector<std::string> freeIndicesOf(const Expr& e) {
   std::vector<std::string> out;
-  freeIndices(e, bound, out);
-  return out;
-}
-
-/// The accesses whose zeros make the whole body zero: through *, the numerator of / and unary -.
-void collectFactors(const Expr& e, std::vector<const expr::Access*>& out) {
-  if (const auto* a = std::get_if<expr::Access>(&e.node)) {
-    out.push_back(a);
-  } else if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
-    if (b->op == expr::BinaryOp::kMul) {
-      collectFactors(*b->lhs, out);
-      collectFactors(*b->rhs, out);
-    } else if (b->op == expr::BinaryOp::kDiv) {
-      collectFactors(*b->lhs, out);
+  for (const expr::Access* a : lower::allAccesses(e)) {
+    for (const std::string& i : a->indices) {
+      if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
     }
-  } else if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
-    if (u->fn == expr::UnaryFn::kNeg) collectFactors(*u->operand, out);
   }
-}
-
-void collectAccesses(const Expr& e, std::vector<const expr::Access*>& out) {
-  if (const auto* a = std::get_if<expr::Access>(&e.node)) {
-    out.push_back(a);
-  } else if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
-    collectAccesses(*b->lhs, out);
-    collectAccesses(*b->rhs, out);
-  } else if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
-    collectAccesses(*u->operand, out);
-  } else if (const auto* r = std::get_if<expr::Reduce>(&e.node)) {
-    collectAccesses(*r->body, out);
-  }
+  return out;
 }
 
 /// The functions MLIR 16's sparsifier can apply to a sparse operand's values (its Merger knows
@@ -106,39 +56,47 @@ class Planner {
       : kernel_(kernel), isSparse_(isSparse) {}
 
   Plan run() {
+    // The nests of the C++ lowering (lower/normalize.h), as steps: the same split, the same
+    // temporaries, the same inputs read as dense.
+    const lower::Normalized normalized = lower::normalize(kernel_);
+    plan_.temporaries = normalized.temporaries;
     const expr::Statement& s = kernel_.statement;
     if (s.accumulate) written_.insert(s.lhs.tensor);
-    addAssignment(s.lhs.tensor, s.lhs.indices, s.rhs);
-    densify();
+    for (const lower::Pass& pass : normalized.passes) addStep(pass);
+    for (const auto& [name, why] : lower::inputsReadAsDense(kernel_, normalized, isSparse_)) {
+      plan_.densified.insert(name);
+      plan_.notes.push_back("input " + name + " is converted to dense first: " + why);
+    }
     splitUnsparsifiable();
     return std::move(plan_);
   }
 
  private:
-  /// Adds the steps computing target(indices) (=, or += when already written) e.
-  void addAssignment(const std::string& target, const std::vector<std::string>& indices,
-                     const ExprPtr& e) {
-    const auto* r = std::get_if<expr::Reduce>(&e->node);
-    if (r && r->op == expr::ReduceOp::kMax && !written_.count(target)) {
-      // The whole value is one max: fold it into a target filled with -inf.
-      Step step{target, indices, {r->index}, Combine::kMax, extract(r->body)};
-      push(std::move(step));
-      return;
-    }
-    std::vector<std::pair<ExprPtr, bool>> terms;  // (term, negated)
-    if (containsReduce(*e)) {
-      splitTerms(e, false, terms);
-    } else {
-      terms.emplace_back(e, false);
-    }
-    for (auto& [term, negated] : terms) {
-      Step step{target, indices, {}, negated ? Combine::kSub : Combine::kAdd, nullptr};
-      step.body = hoistSums(term, step.reductions);
-      if (!written_.count(target) && step.reductions.empty() && !negated) {
-        step.combine = Combine::kOverwrite;
+  /// One nest as a step. A max folds into a target filled with -inf only when nothing was written
+  /// there before; otherwise it goes to a temporary that is then added.
+  void addStep(const lower::Pass& pass) {
+    Step step{pass.target, pass.targetIndices, pass.reductions, Combine::kAdd, pass.body};
+    if (pass.op == expr::ReduceOp::kMax) {
+      step.combine = Combine::kMax;
+      if (written_.count(pass.target)) {
+        const Temporary t = newTemporary(pass.targetIndices);
+        step.target = t.name;
+        push(std::move(step));
+        push(Step{pass.target,
+                  pass.targetIndices,
+                  {},
+                  Combine::kAdd,
+                  make(expr::Access{t.name, t.indices}, pass.body->location)});
+        return;
       }
-      push(std::move(step));
+    } else if (const auto* u = std::get_if<expr::Unary>(&pass.body->node);
+               u && u->fn == expr::UnaryFn::kNeg && written_.count(pass.target)) {
+      step.combine = Combine::kSub;  // a negated term of a sum: target -= term
+      step.body = u->operand;
+    } else if (!written_.count(pass.target) && pass.reductions.empty()) {
+      step.combine = Combine::kOverwrite;
     }
+    push(std::move(step));
   }
 
   void push(Step step) {
@@ -146,70 +104,18 @@ class Planner {
     plan_.steps.push_back(std::move(step));
   }
 
-  void splitTerms(const ExprPtr& e, bool negated, std::vector<std::pair<ExprPtr, bool>>& out) {
-    if (const auto* b = std::get_if<expr::Binary>(&e->node)) {
-      if (b->op == expr::BinaryOp::kAdd || b->op == expr::BinaryOp::kSub) {
-        splitTerms(b->lhs, negated, out);
-        splitTerms(b->rhs, b->op == expr::BinaryOp::kSub ? !negated : negated, out);
-        return;
-      }
+  /// A temporary over `indices` with a name no tensor or other temporary has.
+  Temporary newTemporary(const std::vector<std::string>& indices) {
+    std::string name;
+    for (int k = static_cast<int>(plan_.temporaries.size());; ++k) {
+      name = "sftmp" + std::to_string(k);
+      const bool taken = kernel_.tensors.count(name) ||
+                         std::any_of(plan_.temporaries.begin(), plan_.temporaries.end(),
+                                     [&](const Temporary& t) { return t.name == name; });
+      if (!taken) break;
     }
-    if (const auto* u = std::get_if<expr::Unary>(&e->node); u && u->fn == expr::UnaryFn::kNeg) {
-      splitTerms(u->operand, !negated, out);
-      return;
-    }
-    out.emplace_back(e, negated);
-  }
-
-  /// Moves sums in factor position into the step's reductions (sum distributes over *); any
-  /// other reduction is computed into a temporary.
-  ExprPtr hoistSums(const ExprPtr& e, std::vector<std::string>& reductions) {
-    if (const auto* r = std::get_if<expr::Reduce>(&e->node)) {
-      if (r->op == expr::ReduceOp::kSum) {
-        reductions.push_back(r->index);
-        return hoistSums(r->body, reductions);
-      }
-      return extract(e);
-    }
-    if (const auto* b = std::get_if<expr::Binary>(&e->node)) {
-      if (b->op == expr::BinaryOp::kMul) {
-        ExprPtr l = hoistSums(b->lhs, reductions);
-        ExprPtr r = hoistSums(b->rhs, reductions);
-        return make(expr::Binary{b->op, l, r}, e->location);
-      }
-      if (b->op == expr::BinaryOp::kDiv) {
-        ExprPtr l = hoistSums(b->lhs, reductions);
-        return make(expr::Binary{b->op, l, extract(b->rhs)}, e->location);
-      }
-    }
-    if (const auto* u = std::get_if<expr::Unary>(&e->node); u && u->fn == expr::UnaryFn::kNeg) {
-      return make(expr::Unary{u->fn, hoistSums(u->operand, reductions)}, e->location);
-    }
-    return extract(e);
-  }
-
-  Temporary newTemporary(const Expr& e) {
-    Temporary t{"tmp." + std::to_string(plan_.temporaries.size()), freeIndices(e)};
-    plan_.temporaries.push_back(t);
-    return t;
-  }
-
-  /// Replaces every reduction inside `e` by a read of a temporary computed by earlier steps.
-  ExprPtr extract(const ExprPtr& e) {
-    if (std::holds_alternative<expr::Reduce>(e->node)) {
-      const Temporary t = newTemporary(*e);
-      addAssignment(t.name, t.indices, e);
-      return make(expr::Access{t.name, t.indices}, e->location);
-    }
-    if (const auto* u = std::get_if<expr::Unary>(&e->node)) {
-      ExprPtr x = extract(u->operand);
-      return x == u->operand ? e : make(expr::Unary{u->fn, x}, e->location);
-    }
-    if (const auto* b = std::get_if<expr::Binary>(&e->node)) {
-      ExprPtr l = extract(b->lhs), r = extract(b->rhs);
-      return l == b->lhs && r == b->rhs ? e : make(expr::Binary{b->op, l, r}, e->location);
-    }
-    return e;
+    plan_.temporaries.push_back({name, indices});
+    return plan_.temporaries.back();
   }
 
   bool isSparseInput(const std::string& name) const {
@@ -217,29 +123,8 @@ class Planner {
            isSparse_(name);
   }
 
-  /// Sparse inputs whose zeros do not make their step's term zero, or that feed a max, are read
-  /// as dense (the same rule as the C++ lowering).
-  void densify() {
-    for (const Step& step : plan_.steps) {
-      std::vector<const expr::Access*> factors, all;
-      collectFactors(*step.body, factors);
-      collectAccesses(*step.body, all);
-      for (const expr::Access* a : all) {
-        if (!isSparseInput(a->tensor) || plan_.densified.count(a->tensor)) continue;
-        const bool factor = std::find(factors.begin(), factors.end(), a) != factors.end();
-        if (factor && step.combine != Combine::kMax) continue;
-        plan_.densified.insert(a->tensor);
-        plan_.notes.push_back("input " + a->tensor + " is converted to dense first: " +
-                              (factor ? "it appears in a max reduction"
-                                      : "a zero of it does not make its term zero"));
-      }
-    }
-  }
-
   bool readsSparse(const Expr& e) const {
-    std::vector<const expr::Access*> all;
-    collectAccesses(e, all);
-    for (const expr::Access* a : all) {
+    for (const expr::Access* a : lower::allAccesses(e)) {
       if (isSparseInput(a->tensor) && !plan_.densified.count(a->tensor)) return true;
     }
     return false;
@@ -250,7 +135,7 @@ class Planner {
   ExprPtr moveOut(const ExprPtr& e, std::vector<Step>& before) {
     if (isInvariant(*e) || sparsifiable(*e)) return e;
     if (!readsSparse(*e)) {
-      const Temporary t = newTemporary(*e);
+      const Temporary t = newTemporary(freeIndicesOf(*e));
       before.push_back(Step{t.name, t.indices, {}, Combine::kOverwrite, e});
       return make(expr::Access{t.name, t.indices}, e->location);
     }
@@ -282,9 +167,7 @@ class Planner {
 }  // namespace
 
 bool isInvariant(const expr::Expr& e) {
-  std::vector<const expr::Access*> all;
-  collectAccesses(e, all);
-  return all.empty();
+  return lower::allAccesses(e).empty();
 }
 
 Plan planSteps(const expr::CheckedKernel& kernel,

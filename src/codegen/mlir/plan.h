@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "expr/expr.h"
+#include "lower/normalize.h"
 
 namespace sparseflow::codegen::mlir {
 
@@ -20,11 +21,8 @@ enum class Combine {
   kMax,        ///< target = max(target, max over the reductions of body)
 };
 
-/// A dense temporary `name(indices...)` in the compute type; the name is no valid tensor name.
-struct Temporary {
-  std::string name;
-  std::vector<std::string> indices;
-};
+/// A dense temporary in the compute type: the C++ lowering's (lower/normalize.h).
+using Temporary = lower::Temporary;
 
 /// One `linalg.generic`: loops over the target indices (parallel) then the reductions.
 struct Step {

@@ -38,6 +38,16 @@ inline std::vector<MlirCase> mlirCases() {
        "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
        {{"B", {{5, 6, 7}, f32}}, {"C", {{6, 3}, f32}}, {"D", {{7, 3}, f32}}},
        {{"B", "csf"}}},
+      // A max after another term has written the output: through a temporary, then added.
+      {"bias_plus_row_max",
+       "y(i) = b(i) + max(j, A(i,j))",
+       {{"A", {{8, 16}, f32}}, {"b", {{8}, f32}}},
+       {{"A", "csr"}}},
+      // A tensor named like the lowering's first temporary: the temporary takes another name.
+      {"temporary_name_taken",
+       "C(i,j) = relu(sum(k, sftmp0(i,k) * B(k,j)) + b(j))",
+       {{"sftmp0", {{8, 16}, f32}}, {"B", {{16, 4}, f32}}, {"b", {{4}, f32}}},
+       {{"sftmp0", "csr"}}},
       {"spmv_coo",
        "y(i) = A(i,j) * x(j)",
        {{"A", {{8, 16}, f32}}, {"x", {{16}, f32}}},
