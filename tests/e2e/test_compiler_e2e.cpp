@@ -200,8 +200,10 @@ std::vector<Case> cases() {
   out.push_back({"row_max", "y(i) = max(j, A(i,j))", {{"A", "csr"}}, mv});
   out.push_back({"bias_plus_row_max", "y(i) = b(i) + max(j, A(i,j))", {{"A", "csr"}}, mv});
   // A tensor named like the lowering's first temporary: the temporary must take another name.
-  out.push_back({"temporary_name_taken", "C(i,j) = relu(sum(k, sftmp0(i,k) * B(k,j)) + b(j))",
-                 {{"sftmp0", "csr"}}, mm});
+  out.push_back({"temporary_name_taken",
+                 "C(i,j) = relu(sum(k, sftmp0(i,k) * B(k,j)) + b(j))",
+                 {{"sftmp0", "csr"}},
+                 mm});
   out.push_back({"frobenius", "s() = A(i,j) * A(i,j)", {{"A", "csr"}}, mv});
   out.push_back({"scaled_with_param",
                  "C(i,j) = alpha * A(i,j) - B(i,j) / 2",
@@ -312,6 +314,137 @@ TEST(CompilerErrors, NamesTheCulprit) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace sparseflow
+
+namespace sparseflow {
+namespace {
+
+Tensor denseOf(const std::vector<int64_t>& shape, const std::vector<double>& values,
+               const char* format = "dense") {
+  return fromDense(shape, values.data(), Format::parse(format, static_cast<int32_t>(shape.size())));
+}
+
+std::vector<double> randomValues(size_t n, uint32_t seed, double density = 1.0) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> v(-1, 1), u(0, 1);
+  std::vector<double> out(n);
+  for (double& x : out) x = u(rng) < density ? static_cast<float>(v(rng)) : 0.0;
+  return out;
+}
+
+TEST(CompilerRunInto, OverwritesForAssignmentAndAddsForAccumulate) {
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto a = randomValues(6 * 9, seed, 0.4), x = randomValues(9, seed + 1);
+  const Tensor A = denseOf({6, 9}, a, "csr"), X = denseOf({9}, x);
+  std::vector<double> want(6, 0.0);
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < 9; ++j) want[i] += a[i * 9 + j] * x[j];
+  }
+  KernelOptions options;
+  options.formats = {{"A", "csr"}};
+  Tensor y = denseOf({6}, std::vector<double>(6, 5.0));  // stale values: `=` must replace them
+  Kernel::compile("y(i) = A(i,j) * x(j)", options).run({{"A", &A}, {"x", &X}}, y);
+  std::vector<double> got = toDense(y);
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+  Kernel::compile("y(i) += A(i,j) * x(j)", options).run({{"A", &A}, {"x", &X}}, y);
+  got = toDense(y);
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(got[i], 2 * want[i], 1e-5) << i;
+  Tensor wrong = denseOf({7}, std::vector<double>(7, 0.0));
+  try {
+    Kernel::compile("y(i) = A(i,j) * x(j)", options).run({{"A", &A}, {"x", &X}}, wrong);
+    ADD_FAILURE() << "no error for a wrong output shape";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("output 'y' has the wrong shape"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CompilerRunInto, SparseOutputKeepsThePatternAndRewritesValues) {
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto m = randomValues(5 * 7, seed, 0.3), a = randomValues(5 * 3, seed + 1),
+             b = randomValues(7 * 3, seed + 2);
+  const Tensor M = denseOf({5, 7}, m, "csr"), A = denseOf({5, 3}, a), B = denseOf({7, 3}, b);
+  KernelOptions options;
+  options.formats = {{"M", "csr"}, {"Y", "csr"}};
+  const Kernel k = Kernel::compile("Y(i,j) = M(i,j) * sum(k, A(i,k) * B(j,k))", options);
+  Tensor y = k.run({{"M", &M}, {"A", &A}, {"B", &B}});
+  EXPECT_EQ(y.format().toString(), "csr");
+  EXPECT_EQ(y.values().size(), M.values().size());
+  std::fill(y.mutableValues().as<float>(), y.mutableValues().as<float>() + y.values().size(), 9.0f);
+  k.run({{"M", &M}, {"A", &A}, {"B", &B}}, y);
+  const std::vector<double> got = toDense(y);
+  for (int i = 0; i < 5; ++i) {
+    for (int j = 0; j < 7; ++j) {
+      double dot = 0;
+      for (int q = 0; q < 3; ++q) dot += a[i * 3 + q] * b[j * 3 + q];
+      EXPECT_NEAR(got[i * 7 + j], m[i * 7 + j] * dot, 1e-5) << i << "," << j;
+    }
+  }
+}
+
+TEST(CompilerHandTuned, TwoFourWeightsArePackedOncePerBufferAndRepackedForANewOne) {
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t out = 8, in = 16, batch = 3;
+  auto weights = [&](uint32_t s) {
+    std::vector<double> w = randomValues(out * in, s);
+    for (int64_t g = 0; g < out * in; g += 4) w[g + 1] = w[g + 3] = 0;  // 2 of every 4 kept
+    return w;
+  };
+  const auto w1 = weights(seed), w2 = weights(seed + 7), x = randomValues(batch * in, seed + 3);
+  const Tensor W1 = denseOf({out, in}, w1, "2:4"), W2 = denseOf({out, in}, w2, "2:4"),
+               X = denseOf({batch, in}, x);
+  KernelOptions options;
+  options.formats = {{"W", "2:4"}};
+  const Kernel k = Kernel::compile("Y(b,o) = X(b,i) * W(o,i)", options);
+  ASSERT_NE(k.describe().find("hand-tuned: NMLinear"), std::string::npos) << k.describe();
+  for (const auto* pair : {&w1, &w2, &w1}) {  // W1, then a new buffer, then W1 again
+    const Tensor& W = pair == &w2 ? W2 : W1;
+    const std::vector<double> got = toDense(k.run({{"X", &X}, {"W", &W}}));
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t o = 0; o < out; ++o) {
+        double want = 0;
+        for (int64_t i = 0; i < in; ++i) want += x[b * in + i] * (*pair)[o * in + i];
+        EXPECT_NEAR(got[b * out + o], want, 1e-5) << "b " << b << " o " << o;
+      }
+    }
+  }
+}
+
+TEST(CompilerErrors, UnsupportedOutputsAndFormatsSaySo) {
+  KernelOptions options;
+  options.formats = {{"A", "csr"}, {"B", "csr"}, {"C", "csr"}};
+  try {
+    Kernel::compile("C(i,j) = A(i,k) * B(k,j)", options);
+    ADD_FAILURE() << "no error for a sparse SpGEMM output";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotSupported);
+    EXPECT_NE(std::string(e.what()).find("bind the output as dense"), std::string::npos)
+        << e.what();
+  }
+  options.formats = {{"A", "hyb"}};
+  try {
+    Kernel::compile("y(i) = A(i,j) * x(j)", options);
+    ADD_FAILURE() << "no error for a hybrid format";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotSupported);
+    EXPECT_NE(std::string(e.what()).find("tensor A: hybrid formats"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CompilerMlir, KernelExportsItsMlir) {
+  KernelOptions options;
+  options.formats = {{"A", "csr"}};
+  const std::string mlir = Kernel::compile("y(i) = A(i,j) * x(j)", options).mlir();
+  EXPECT_NE(mlir.find("#sparse_tensor.encoding"), std::string::npos) << mlir;
+  EXPECT_NE(mlir.find("linalg.generic"), std::string::npos) << mlir;
+  EXPECT_NE(mlir.find("tensor<?x?xf32, #CSR>"), std::string::npos) << mlir;
 }
 
 }  // namespace
