@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "expr/expr.h"
 #include "sparseflow/commands.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
@@ -56,14 +57,10 @@ std::map<std::string, std::string> assignments(const std::string& option,
   return out;
 }
 
-/// The name of the kernel's output: the identifier before the first '('.
+/// The name of the kernel's output, as the parser reads it (a malformed kernel gives its parse
+/// error with line and column here, before any file is opened).
 std::string outputName(const std::string& kernel) {
-  const size_t begin = kernel.find_first_not_of(" \t");
-  const size_t paren = kernel.find('(');
-  if (begin == std::string::npos || paren == std::string::npos || paren < begin) return {};
-  std::string name = kernel.substr(begin, paren - begin);
-  while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
-  return name;
+  return expr::parse(kernel).lhs.tensor;
 }
 
 KernelOptions kernelOptions(const KernelArgs& args) {
