@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "common/driver.h"
 #include "common/machine_limits.h"
 #include "common/npy_file.h"
 #include "common/peer.h"
@@ -76,13 +77,9 @@ struct Options {
   std::vector<std::string> given;  ///< result-changing flags as typed, for the reproducers
 };
 
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
+/// `reps` samples; calls under 10 ms timed in batches of about 10 ms, as the Python peers do.
+TimingOptions batched(int reps) {
+  return TimingOptions{reps, 0.0, 0.01};
 }
 
 Options parseOptions(int argc, char** argv) {
@@ -130,24 +127,6 @@ Options parseOptions(int argc, char** argv) {
     if (key == "--reps" || key == "--python") o.given.push_back(arg);
   }
   return o;
-}
-
-/// Median seconds per call of `fn` over `reps` samples after a warm-up call; calls under 10 ms
-/// are timed in batches of about 10 ms (as the Python peers time theirs).
-double timeMedian(const std::function<void()>& fn, int reps) {
-  using Clock = std::chrono::steady_clock;
-  fn();
-  auto t0 = Clock::now();
-  fn();
-  const double first = std::chrono::duration<double>(Clock::now() - t0).count();
-  const int batch = std::max(1, static_cast<int>(0.01 / std::max(first, 1e-7)));
-  std::vector<double> samples;
-  for (int r = 0; r < reps; ++r) {
-    t0 = Clock::now();
-    for (int b = 0; b < batch; ++b) fn();
-    samples.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / batch);
-  }
-  return median(samples);
 }
 
 /// The dense operands of one matrix, drawn once and shared by our kernels and all peers.
@@ -307,7 +286,7 @@ std::optional<ResultRow> runCase(const MatrixRun& r, const KernelSpec& k, const 
   // Steady state: the output is allocated once and overwritten by each run (as Eigen's
   // `C.noalias() = A * B` reuses C), so fresh pages are not faulted in on every call.
   Tensor reused = kernel.run(inputs);
-  row.seconds = timeMedian([&] { kernel.run(inputs, reused); }, r.o.reps);
+  row.seconds = timeMedian([&] { kernel.run(inputs, reused); }, batched(r.o.reps));
 
   // Peers: Eigen and GraphBLAS here, scipy and torch from the Python run.
   SparseProblem p;
@@ -343,7 +322,7 @@ std::optional<ResultRow> runCase(const MatrixRun& r, const KernelSpec& k, const 
       int64_t stored = 0;
       peer->check(&sum, &stored);
       t.problem = checkSum(sum, refSum, refScale);
-      if (t.problem.empty()) t.seconds = timeMedian([&] { peer->run(); }, r.o.reps);
+      if (t.problem.empty()) t.seconds = timeMedian([&] { peer->run(); }, batched(r.o.reps));
     } catch (const std::exception& e) {
       t.problem = e.what();
     }
@@ -592,10 +571,5 @@ int run(int argc, char** argv) {
 }  // namespace sparseflow::bench
 
 int main(int argc, char** argv) {
-  try {
-    return sparseflow::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "bench_compiler: " << e.what() << "\n";
-    return 1;
-  }
+  return sparseflow::bench::runDriver("bench_compiler", sparseflow::bench::run, argc, argv);
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/driver.h"
 #include "common/gbench_medians.h"
 #include "common/machine_limits.h"
 #include "common/peer.h"
@@ -394,10 +395,5 @@ int run(int argc, char** argv) {
 }  // namespace sparseflow::bench
 
 int main(int argc, char** argv) {
-  try {
-    return sparseflow::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "bench_formats: " << e.what() << "\n";
-    return 1;
-  }
+  return sparseflow::bench::runDriver("bench_formats", sparseflow::bench::run, argc, argv);
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/driver.h"
 #include "common/machine_limits.h"
 #include "common/report.h"
 #include "peers/dense_gemm.h"
@@ -42,15 +43,6 @@ struct Options {
   double minSeconds = 0.3;
   int reps = 5;
 };
-
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 Options parseOptions(int argc, char** argv) {
   Options o;
@@ -88,23 +80,6 @@ Options parseOptions(int argc, char** argv) {
     }
   }
   return o;
-}
-
-/// Median seconds of `fn` after one warm-up: at least `reps` runs and `minSeconds` in total, at
-/// most 50 runs.
-double timeMedian(const std::function<void()>& fn, int reps, double minSeconds) {
-  using Clock = std::chrono::steady_clock;
-  fn();
-  std::vector<double> samples;
-  const auto start = Clock::now();
-  while (samples.size() < 50) {
-    const auto t0 = Clock::now();
-    fn();
-    samples.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    const double total = std::chrono::duration<double>(Clock::now() - start).count();
-    if (static_cast<int>(samples.size()) >= reps && total >= minSeconds) break;
-  }
-  return median(samples);
 }
 
 /// A dense tensor of `dtype` holding `values` (rounded).
@@ -152,7 +127,7 @@ std::vector<ResultRow> runShape(const Options& o, const Shape& s, const MachineL
         row.threads = threads;
         row.seconds =
             timeMedian([&] { layer.forward(xTensor.values().data(), dtype, batch, y.data()); },
-                       o.reps, o.minSeconds);
+                       TimingOptions{o.reps, o.minSeconds, 0.0});
         // Peers at the same dtype on the dense weights; the fastest one is the row's peer.
         DenseProblem problem{batch,        s.out,    s.in,
                              x.data(),     w.data(), epilogue.bias ? bias.data() : nullptr,
@@ -179,7 +154,8 @@ std::vector<ResultRow> runShape(const Options& o, const Shape& s, const MachineL
         }
         std::string peerTimes;
         for (auto& peer : peers) {
-          const double t = timeMedian([&] { peer->run(); }, o.reps, o.minSeconds);
+          const double t =
+              timeMedian([&] { peer->run(); }, TimingOptions{o.reps, o.minSeconds, 0.0});
           if (!(t >= row.peerSeconds)) {
             row.peerSeconds = t;
             row.peer = peer->name();
@@ -227,10 +203,5 @@ int run(int argc, char** argv) {
 }  // namespace sparseflow::bench
 
 int main(int argc, char** argv) {
-  try {
-    return sparseflow::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "bench_nm_gemm: " << e.what() << "\n";
-    return 1;
-  }
+  return sparseflow::bench::runDriver("bench_nm_gemm", sparseflow::bench::run, argc, argv);
 }

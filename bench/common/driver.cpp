@@ -1,0 +1,57 @@
+// Timing, option lists and main() for the benchmark drivers (see driver.h).
+#include "common/driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <iostream>
+#include <sstream>
+
+#include "common/report.h"
+
+namespace sparseflow::bench {
+
+double timeMedian(const std::function<void()>& fn, const TimingOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point since) {
+    return std::chrono::duration<double>(Clock::now() - since).count();
+  };
+  fn();  // warm-up
+  int batch = 1;
+  if (options.batchBelow > 0) {
+    const auto t0 = Clock::now();
+    fn();
+    batch = std::max(1, static_cast<int>(options.batchBelow / std::max(seconds(t0), 1e-7)));
+  }
+  std::vector<double> samples;
+  const auto start = Clock::now();
+  while (samples.size() < 50) {
+    const auto t0 = Clock::now();
+    for (int b = 0; b < batch; ++b) fn();
+    samples.push_back(seconds(t0) / batch);
+    if (static_cast<int>(samples.size()) >= options.reps && seconds(start) >= options.minSeconds) {
+      break;
+    }
+  }
+  return median(samples);
+}
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+int runDriver(const char* program, int (*run)(int, char**), int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace sparseflow::bench
