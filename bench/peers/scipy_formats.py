@@ -8,10 +8,9 @@ bench_formats, or an .mtx path) and reads its output: "PEER <name>", then per ca
   .venv/bin/python bench/peers/scipy_formats.py --case mm_read_coo/west=data/.../west0067.mtx
 """
 import argparse
-import gc
-import statistics
 import sys
-import time
+
+from peer_timing import median_time
 
 import numpy as np
 import scipy
@@ -50,31 +49,9 @@ def make_case(name, arg):
 
 
 def measure(call, reps, budget_seconds):
-    """Median of `reps` timings (at least 3; fewer than `reps` once `budget_seconds` is spent).
-
-    A first, untimed call warms up and sizes the batches: calls shorter than 50 ms are timed in
-    batches of about 50 ms (as Google Benchmark does on the C++ side), each result freed by the
-    next call.
-    """
-    out = call()
-    count = out.nnz
-    del out
-    start = time.perf_counter()
-    out = call()
-    first = time.perf_counter() - start
-    del out
-    batch = max(1, int(0.05 / max(first, 1e-6)))
-    times = []
-    while len(times) < reps:
-        gc.collect()
-        start = time.perf_counter()
-        for _ in range(batch):
-            out = call()
-        times.append((time.perf_counter() - start) / batch)
-        del out
-        if len(times) >= 3 and sum(times) * batch > budget_seconds:
-            break
-    return statistics.median(times), len(times), count
+    """Median of `reps` timings (at least 3; fewer once `budget_seconds` is spent); calls under
+    50 ms are timed in batches of about 50 ms, as Google Benchmark does on the C++ side."""
+    return median_time(call, reps, 0.05, budget_seconds, inspect=lambda out: out.nnz)
 
 
 def main():

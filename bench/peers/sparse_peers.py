@@ -18,12 +18,11 @@ faster is kept. SDDMM: scipy gathers rows of X and Z at M's coordinates (what a 
 writes), torch uses torch.sparse.sampled_addmm (X @ Z.T at M's pattern) times M's values.
 """
 import argparse
-import gc
 import os
-import statistics
 import sys
-import time
 import warnings
+
+from peer_timing import median_time
 
 import numpy as np
 import scipy
@@ -65,23 +64,7 @@ def summary(out):
 
 def measure(call, reps):
     """Median of `reps` timings after a warm-up; calls under 10 ms are timed in ~10 ms batches."""
-    out = call()
-    result = summary(out)
-    del out
-    start = time.perf_counter()
-    out = call()
-    first = time.perf_counter() - start
-    del out
-    batch = max(1, int(0.01 / max(first, 1e-7)))
-    times = []
-    for _ in range(reps):
-        gc.collect()
-        start = time.perf_counter()
-        for _ in range(batch):
-            out = call()
-        times.append((time.perf_counter() - start) / batch)
-        del out
-    return statistics.median(times), len(times), result
+    return median_time(call, reps, 0.01, inspect=summary)
 
 
 def scipy_calls(kernel, ops):

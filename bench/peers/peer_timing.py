@@ -1,0 +1,32 @@
+"""The timing loop every Python peer script uses, so peers are timed the same way."""
+import gc
+import statistics
+import time
+
+
+def median_time(call, reps, batch_seconds, budget_seconds=float("inf"), inspect=None):
+    """Median seconds per call over `reps` samples after one untimed warm-up call.
+
+    Calls shorter than `batch_seconds` are timed in batches of about that long (each result
+    freed by the next call). After 3 samples, sampling stops once `budget_seconds` are spent.
+    Returns (median, samples, inspect(first result)); `inspect` defaults to None.
+    """
+    out = call()
+    checked = inspect(out) if inspect else None
+    del out
+    start = time.perf_counter()
+    out = call()
+    first = time.perf_counter() - start
+    del out
+    batch = max(1, int(batch_seconds / max(first, 1e-7)))
+    times = []
+    while len(times) < reps:
+        gc.collect()
+        start = time.perf_counter()
+        for _ in range(batch):
+            out = call()
+        times.append((time.perf_counter() - start) / batch)
+        del out
+        if len(times) >= 3 and sum(times) * batch > budget_seconds:
+            break
+    return statistics.median(times), len(times), checked
