@@ -1,8 +1,6 @@
 // The loop IR's text form: indented, one statement a line, loops with their kind; what users see
 // as `kernel.ir` and what tests compare.
-#include <sstream>
-
-#include "ir/visitor.h"
+#include "ir/expr_writer.h"
 
 namespace sparseflow::ir {
 namespace {
@@ -16,45 +14,10 @@ const char* updateText(UpdateOp op) {
   return " ? ";
 }
 
-class Printer : public Visitor {
+class Printer : public ExprWriter {
  public:
-  std::ostringstream out;
-  int indent = 0;
-
-  void line() { out << std::string(static_cast<size_t>(2 * indent), ' '); }
-
-  void visitIntImm(const IntImm& n) override { out << n.value; }
   void visitFloatImm(const FloatImm& n) override {
-    std::ostringstream v;
-    v.precision(17);
-    v << n.value;
-    out << v.str() << (n.type == ScalarType::kF32 ? "f" : "");
-  }
-  void visitVar(const Var& n) override { out << n.name; }
-  void visitLoad(const Load& n) override {
-    out << n.array.name << "[";
-    visit(n.index);
-    out << "]";
-  }
-  void visitBinary(const Binary& n) override {
-    if (n.op == BinaryOp::kMin || n.op == BinaryOp::kMax) {
-      out << binaryOpName(n.op) << "(";
-      visit(n.a);
-      out << ", ";
-      visit(n.b);
-      out << ")";
-      return;
-    }
-    out << "(";
-    visit(n.a);
-    out << " " << binaryOpName(n.op) << " ";
-    visit(n.b);
-    out << ")";
-  }
-  void visitUnary(const Unary& n) override {
-    out << unaryOpName(n.op) << "(";
-    visit(n.a);
-    out << ")";
+    out << digits(n.value) << (n.type == ScalarType::kF32 ? "f" : "");
   }
   void visitSelect(const Select& n) override {
     out << "select(";

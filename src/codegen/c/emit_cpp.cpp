@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "codegen/c/prelude.h"
-#include "ir/visitor.h"
+#include "ir/expr_writer.h"
 #include "support/check.h"
 
 namespace sparseflow::codegen {
@@ -19,60 +19,35 @@ std::string floatLiteral(double v, ScalarType type) {
     return std::string(v < 0 ? "-" : "") +
            (type == ScalarType::kF32 ? "INFINITY" : "(double)INFINITY");
   }
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  std::string text = out.str();
+  std::string text = ExprWriter::digits(v);
   if (text.find_first_of(".e") == std::string::npos) text += ".0";
   return type == ScalarType::kF32 ? text + "f" : text;
 }
 
-class CppEmitter : public Visitor {
+class CppEmitter : public ExprWriter {
  public:
-  std::ostringstream out;
-  int indent = 1;
-
-  void line() { out << std::string(static_cast<size_t>(2 * indent), ' '); }
+  CppEmitter() { indent = 1; }
 
   void visitIntImm(const IntImm& n) override {
     out << n.value;
     if (n.type == ScalarType::kI64 && (n.value > 2147483647 || n.value < -2147483647)) out << "LL";
   }
   void visitFloatImm(const FloatImm& n) override { out << floatLiteral(n.value, n.type); }
-  void visitVar(const Var& n) override { out << n.name; }
-  void visitLoad(const Load& n) override {
-    out << n.array.name << "[";
-    visit(n.index);
-    out << "]";
+  std::string minMaxName(const Binary& n) override {
+    return std::string(n.op == BinaryOp::kMin ? "std::min<" : "std::max<") + cppTypeName(n.type) +
+           ">";
   }
-  void visitBinary(const Binary& n) override {
-    if (n.op == BinaryOp::kMin || n.op == BinaryOp::kMax) {
-      out << (n.op == BinaryOp::kMin ? "std::min<" : "std::max<") << cppTypeName(n.type) << ">(";
-      visit(n.a);
-      out << ", ";
-      visit(n.b);
-      out << ")";
-      return;
-    }
-    out << "(";
-    visit(n.a);
-    out << " " << binaryOpName(n.op) << " ";
-    visit(n.b);
-    out << ")";
-  }
-  void visitUnary(const Unary& n) override {
+  std::string unaryPrefix(const Unary& n) override {
     switch (n.op) {
-      case UnaryOp::kNeg: out << "(-"; break;
-      case UnaryOp::kNot: out << "(!"; break;
-      case UnaryOp::kAbs: out << "std::abs("; break;
-      case UnaryOp::kSqrt: out << "std::sqrt("; break;
-      case UnaryOp::kExp: out << "std::exp("; break;
-      case UnaryOp::kLog: out << "std::log("; break;
-      case UnaryOp::kTanh: out << "std::tanh("; break;
-      default: out << "sf_" << unaryOpName(n.op) << "("; break;
+      case UnaryOp::kNeg: return "(-";
+      case UnaryOp::kNot: return "(!";
+      case UnaryOp::kAbs: return "std::abs(";
+      case UnaryOp::kSqrt: return "std::sqrt(";
+      case UnaryOp::kExp: return "std::exp(";
+      case UnaryOp::kLog: return "std::log(";
+      case UnaryOp::kTanh: return "std::tanh(";
+      default: return std::string("sf_") + unaryOpName(n.op) + "(";
     }
-    visit(n.a);
-    out << ")";
   }
   void visitSelect(const Select& n) override {
     out << "(";
