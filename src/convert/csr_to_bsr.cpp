@@ -118,17 +118,9 @@ std::optional<Tensor> csrToBsr(const Tensor& tensor, const Format& target) {
   int64_t R = 0, C = 0;
   if (!format::isBlockedRows(target, R, C) || !isCsrSource(tensor)) return std::nullopt;
   const Format& from = tensor.format();
-  return withIndex(from.posWidth(), [&](auto sp) {
-    return withIndex(from.crdWidth(), [&](auto sc) {
-      return withIndex(target.posWidth(), [&](auto dp) {
-        return withIndex(target.crdWidth(), [&](auto dc) {
-          return withValueBits(tensor.dtype(), [&](auto v) {
-            return csrToBsrTyped<decltype(sp), decltype(sc), decltype(dp), decltype(dc),
-                                 decltype(v)>(tensor, target, R, C);
-          });
-        });
-      });
-    });
+  return withWidths(from, target, tensor.dtype(), [&](auto sp, auto sc, auto dp, auto dc, auto v) {
+    return csrToBsrTyped<decltype(sp), decltype(sc), decltype(dp), decltype(dc), decltype(v)>(
+        tensor, target, R, C);
   });
 }
 

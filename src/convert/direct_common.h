@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "sparseflow/format.h"
 #include "sparseflow/tensor.h"
 
 namespace sparseflow::conversion {
@@ -24,6 +25,22 @@ decltype(auto) withValueBits(DType dtype, F&& f) {
     case 4: return f(uint32_t{});
     default: return f(uint64_t{});
   }
+}
+
+/// Calls f(SrcPos{}, SrcCrd{}, DstPos{}, DstCrd{}, Bits{}) with the index types of both
+/// formats' widths and the raw value type of `dtype`: the dispatch of every direct path between two
+/// compressed-row formats.
+template <typename F>
+decltype(auto) withWidths(const Format& from, const Format& to, DType dtype, F&& f) {
+  return withIndex(from.posWidth(), [&](auto sp) {
+    return withIndex(from.crdWidth(), [&](auto sc) {
+      return withIndex(to.posWidth(), [&](auto dp) {
+        return withIndex(to.crdWidth(), [&](auto dc) {
+          return withValueBits(dtype, [&](auto v) { return f(sp, sc, dp, dc, v); });
+        });
+      });
+    });
+  });
 }
 
 /// True for +0 and -0 (the sign bit shifted out leaves nothing): what `value == 0` says of the
