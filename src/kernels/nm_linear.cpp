@@ -2,12 +2,10 @@
 // 2:4 GEMM with the plan that chooseNMGemmPlan picks for each batch size.
 #include "sparseflow/nm_linear.h"
 
-#include <omp.h>
-
 #include <mutex>
 
+#include "kernels/linear_checks.h"
 #include "kernels/nm_gemm/nm_gemm.h"
-#include "support/check.h"
 
 namespace sparseflow {
 
@@ -32,16 +30,10 @@ NMLinear::NMLinear(const Tensor& weights, std::vector<float> bias, Epilogue epil
     : impl_(std::make_unique<Impl>()) {
   impl_->packed = kernels::packNMWeights(weights, kernels::nmGemmLanes());  // checks the format
   impl_->weights = weights;
-  const int64_t out = weights.shape()[0];
-  SF_USER_CHECK(epilogue.bias == !bias.empty())
-      << "epilogue '" << epilogue.toString() << "' " << (epilogue.bias ? "needs" : "takes no")
-      << " bias, but " << bias.size() << " bias values were given";
-  SF_USER_CHECK(bias.empty() || static_cast<int64_t>(bias.size()) == out)
-      << "bias has " << bias.size() << " values, the weights have " << out << " output features";
+  kernels::checkLinearBias(epilogue, bias, weights.shape()[0]);
   impl_->bias = std::move(bias);
   impl_->epilogue = epilogue;
-  SF_USER_CHECK(options.threads >= 0) << "threads must be >= 0, got " << options.threads;
-  impl_->threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  impl_->threads = kernels::linearThreads(options.threads);
 }
 
 NMLinear::~NMLinear() = default;
@@ -74,12 +66,7 @@ std::string NMLinear::describe(int64_t batch) const {
 }
 
 void NMLinear::forward(const void* x, DType type, int64_t batch, void* y) const {
-  SF_USER_CHECK(batch >= 0) << "batch must be >= 0, got " << batch;
-  SF_USER_CHECK(type == DType::kF32 || type == weightType())
-      << "x must be f32 or the weights' dtype " << dtypeName(weightType()) << ", got "
-      << dtypeName(type);
-  if (batch == 0 || outFeatures() == 0) return;
-  SF_USER_CHECK(x != nullptr && y != nullptr) << "x and y must not be null";
+  if (!kernels::checkLinearForward(x, type, weightType(), batch, outFeatures(), y)) return;
   const int32_t lanes = kernels::nmGemmLanes();
   const kernels::PackedNMWeights& packed = impl_->packedFor(lanes);
   kernels::NMGemmArgs args;
@@ -96,17 +83,9 @@ void NMLinear::forward(const void* x, DType type, int64_t batch, void* y) const 
 }
 
 Tensor NMLinear::forward(const Tensor& x) const {
-  SF_USER_CHECK(x.rank() == 2 && x.format().isDenseRowMajor())
-      << "x must be a dense row-major 2-d tensor (batch × in_features), got "
-      << x.format().toString() << " of rank " << x.rank();
-  SF_USER_CHECK(x.shape()[1] == inFeatures())
-      << "x has " << x.shape()[1] << " columns but the weights have " << inFeatures()
-      << " in_features";
-  const int64_t batch = x.shape()[0];
-  Buffer values = Buffer::zeros(x.dtype(), batch * outFeatures());
-  forward(x.values().data(), x.dtype(), batch, values.data());
-  return Tensor({batch, outFeatures()}, x.dtype(), Format::parse("dense", 2),
-                std::vector<LevelStorage>(2), std::move(values));
+  return kernels::linearForward(
+      x, inFeatures(), outFeatures(),
+      [this](const void* xs, DType type, int64_t batch, void* y) { forward(xs, type, batch, y); });
 }
 
 }  // namespace sparseflow

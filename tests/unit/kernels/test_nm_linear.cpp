@@ -6,13 +6,12 @@
 #include <functional>
 #include <random>
 
-#include "common/random_coo.h"
-#include "hwy/targets.h"
 #include "kernels/nm_gemm/nm_gemm.h"
 #include "sparseflow/build.h"
 #include "sparseflow/error.h"
 #include "sparseflow/nm_linear.h"
 #include "support/half.h"
+#include "unit/kernels/linear_testing.h"
 
 namespace sparseflow {
 namespace {
@@ -38,98 +37,31 @@ std::vector<double> random24(int64_t out, int64_t in, DType dtype, std::mt19937_
   return w;
 }
 
-/// Random dense values rounded to `dtype`, as a buffer and as doubles.
-std::pair<Buffer, std::vector<double>> randomDense(int64_t count, DType dtype,
-                                                   std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  Buffer buffer = Buffer::zeros(dtype, count);
-  std::vector<double> exact(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    buffer.setValue(i, value(rng));
-    exact[static_cast<size_t>(i)] = buffer.value(i);
-  }
-  return {std::move(buffer), std::move(exact)};
-}
+using testing::checkAgainstReference;
+using testing::expectError;
+using testing::kLinearBatches;
+using testing::randomBias;
+using testing::randomDense;
+using Case = testing::LinearCase;
 
-struct Case {
-  int64_t out, in, batch;
-  DType wType, xType;
-  Epilogue epilogue;
-};
-
-std::string describe(const Case& c) {
-  return std::to_string(c.out) + "x" + std::to_string(c.in) + " batch " + std::to_string(c.batch) +
-         " w " + dtypeName(c.wType) + " x " + dtypeName(c.xType) + " " + c.epilogue.toString();
-}
-
-/// Runs one case through NMLinear and compares with float64; returns the number of mismatches.
+/// Runs one case through NMLinear on fresh random x and compares with float64.
 void checkCase(const Case& c, std::mt19937_64& rng, int32_t threads = 0) {
-  SCOPED_TRACE(describe(c));
+  SCOPED_TRACE(testing::describe(c));
   const std::vector<double> w = random24(c.out, c.in, c.wType, rng);
   const Tensor weights = fromDense({c.out, c.in}, w.data(), Format::parse("2:4", 2), c.wType);
-  std::vector<float> bias;
-  if (c.epilogue.bias) {
-    std::uniform_real_distribution<float> value(-0.5f, 0.5f);
-    for (int64_t o = 0; o < c.out; ++o) bias.push_back(value(rng));
-  }
+  const std::vector<float> bias = randomBias(c, rng);
   const NMLinear layer(weights, bias, c.epilogue, NMLinearOptions{threads});
-  auto [x, xExact] = randomDense(c.batch * c.in, c.xType, rng);
-  Buffer y = Buffer::zeros(c.xType, c.batch * c.out);
-  layer.forward(x.data(), c.xType, c.batch, y.data());
-
-  // The output is rounded to x's dtype: allow its half-ulp beside f32 accumulation error.
-  const double outputEps = c.xType == DType::kBF16  ? 1.0 / 256
-                           : c.xType == DType::kF16 ? 1.0 / 2048
-                                                    : 0.0;
-  int64_t bad = 0;
-  for (int64_t b = 0; b < c.batch; ++b) {
-    for (int64_t o = 0; o < c.out; ++o) {
-      double acc = 0.0, magnitude = 0.0;
-      for (int64_t i = 0; i < c.in; ++i) {
-        const double term =
-            xExact[static_cast<size_t>(b * c.in + i)] * w[static_cast<size_t>(o * c.in + i)];
-        acc += term;
-        magnitude += std::abs(term);
-      }
-      if (c.epilogue.bias) acc += bias[static_cast<size_t>(o)];
-      const double expect = activationReference(c.epilogue.activation, acc);
-      const double got = y.value(b * c.out + o);
-      const double tolerance = 1e-5 * (magnitude + 1.0) + outputEps * std::abs(expect) + 1e-6;
-      if (!(std::abs(got - expect) <= tolerance) && bad++ < 5) {
-        ADD_FAILURE() << "y[" << b << "][" << o << "] = " << got << ", expected " << expect
-                      << " (tolerance " << tolerance << ")";
-      }
-    }
-  }
-  EXPECT_EQ(bad, 0);
+  checkAgainstReference(c, w, bias, rng,
+                        [&](const void* x, void* y) { layer.forward(x, c.xType, c.batch, y); });
 }
 
-/// Runs `body(best)` once per SIMD target compiled into the kernels and supported by this CPU;
-/// `best` is true for the one dispatch picks by default (Highway lists the best first).
 template <typename F>
 void forEachTarget(F body) {
-  bool best = true;
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-#if HWY_ARCH_X86
-  EXPECT_GE(targets.size(), 2u) << "x86 builds compile several SIMD targets; this CPU has "
-                                << targets.size();
-#endif
-  for (int64_t target : targets) {
-    hwy::SetSupportedTargetsForTest(target);
-    SCOPED_TRACE(std::string("target ") + hwy::TargetName(target) + " (" +
-                 kernels::nmGemmTargetName() + ")");
-    body(best);
-    best = false;
-  }
-  hwy::SetSupportedTargetsForTest(0);
+  testing::forEachTarget([] { return kernels::nmGemmTargetName(); }, body);
 }
 
-const std::vector<int64_t> kBatches = {1, 2, 3, 7, 8, 32, 100, 512};
-
 TEST(NMLinear, EveryDtypeEpilogueAndBatchOnEveryTarget) {
-  const uint64_t seed = testing::freshSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  SF_SEEDED_RNG(rng);
   forEachTarget([&](bool best) {
     const std::vector<Epilogue> epilogues = Epilogue::all();
     size_t rotate = 0;
@@ -140,7 +72,7 @@ TEST(NMLinear, EveryDtypeEpilogueAndBatchOnEveryTarget) {
         // The full cross product on the default target; other targets see each batch size
         // with a rotating epilogue (their code is the same template at another width).
         for (const Epilogue& epilogue : epilogues) {
-          for (int64_t batch : kBatches) {
+          for (int64_t batch : kLinearBatches) {
             const Epilogue& e = best ? epilogue : epilogues[rotate++ % epilogues.size()];
             // in = 70: not a multiple of the SIMD width nor of 4 (a partial last group).
             checkCase({37, 70, batch, wType, xType, e}, rng);
@@ -153,38 +85,18 @@ TEST(NMLinear, EveryDtypeEpilogueAndBatchOnEveryTarget) {
 }
 
 TEST(NMLinear, OddAndLargerShapes) {
-  const uint64_t seed = testing::freshSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  const Epilogue epilogue = Epilogue::parse("bias+gelu_tanh");
-  struct Shape {
-    int64_t out, in;
-  };
-  for (Shape s : {Shape{1, 1}, Shape{1, 4}, Shape{2, 3}, Shape{5, 17}, Shape{130, 515},
-                  Shape{64, 256}, Shape{257, 1030}}) {
-    for (int64_t batch : kBatches) {
-      checkCase({s.out, s.in, batch, DType::kF32, DType::kF32, epilogue}, rng);
-    }
-  }
+  SF_SEEDED_RNG(rng);
+  testing::forOddShapes([&](const Case& c) { checkCase(c, rng); });
 }
 
 TEST(NMLinear, SingleAndTwoThreadsAgree) {
-  const uint64_t seed = testing::freshSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  for (int32_t threads : {1, 2}) {
-    for (int64_t batch : {1, 8, 48}) {
-      checkCase({300, 200, batch, DType::kBF16, DType::kF32, Epilogue::parse("relu")}, rng,
-                threads);
-    }
-  }
+  SF_SEEDED_RNG(rng);
+  testing::forThreadCounts([&](const Case& c, int32_t threads) { checkCase(c, rng, threads); });
 }
 
 /// Every instantiated tile path: force plans (small chunks, small blocks) on one shape.
 TEST(NMGemm, ForcedPlansMatchTheDefault) {
-  const uint64_t seed = testing::freshSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  SF_SEEDED_RNG(rng);
   const int64_t out = 75, in = 333;
   const int32_t lanes = kernels::nmGemmLanes();
   const std::vector<double> w = random24(out, in, DType::kF32, rng);
@@ -258,16 +170,6 @@ TEST(NMLinear, TensorForwardChecksShapes) {
     EXPECT_NE(std::string(e.what()).find("x has 6 columns but the weights have 12"),
               std::string::npos)
         << e.what();
-  }
-}
-
-void expectError(const std::function<void()>& f, ErrorCode code, const std::string& text) {
-  try {
-    f();
-    FAIL() << "expected an error containing '" << text << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
   }
 }
 

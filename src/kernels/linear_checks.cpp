@@ -1,0 +1,51 @@
+// The linear layers' shared argument checks and Tensor forward (see linear_checks.h).
+#include "kernels/linear_checks.h"
+
+#include <omp.h>
+
+#include "support/check.h"
+
+namespace sparseflow::kernels {
+
+void checkLinearBias(const Epilogue& epilogue, const std::vector<float>& bias,
+                     int64_t outFeatures) {
+  SF_USER_CHECK(epilogue.bias == !bias.empty())
+      << "epilogue '" << epilogue.toString() << "' " << (epilogue.bias ? "needs" : "takes no")
+      << " bias, but " << bias.size() << " bias values were given";
+  SF_USER_CHECK(bias.empty() || static_cast<int64_t>(bias.size()) == outFeatures)
+      << "bias has " << bias.size() << " values, the weights have " << outFeatures
+      << " output features";
+}
+
+int32_t linearThreads(int32_t requested) {
+  SF_USER_CHECK(requested >= 0) << "threads must be >= 0, got " << requested;
+  return requested > 0 ? requested : omp_get_max_threads();
+}
+
+bool checkLinearForward(const void* x, DType type, DType weightType, int64_t batch,
+                        int64_t outFeatures, const void* y) {
+  SF_USER_CHECK(batch >= 0) << "batch must be >= 0, got " << batch;
+  SF_USER_CHECK(type == DType::kF32 || type == weightType)
+      << "x must be f32 or the weights' dtype " << dtypeName(weightType) << ", got "
+      << dtypeName(type);
+  if (batch == 0 || outFeatures == 0) return false;
+  SF_USER_CHECK(x != nullptr && y != nullptr) << "x and y must not be null";
+  return true;
+}
+
+Tensor linearForward(const Tensor& x, int64_t inFeatures, int64_t outFeatures,
+                     const std::function<void(const void*, DType, int64_t, void*)>& raw) {
+  SF_USER_CHECK(x.rank() == 2 && x.format().isDenseRowMajor())
+      << "x must be a dense row-major 2-d tensor (batch × in_features), got "
+      << x.format().toString() << " of rank " << x.rank();
+  SF_USER_CHECK(x.shape()[1] == inFeatures)
+      << "x has " << x.shape()[1] << " columns but the weights have " << inFeatures
+      << " in_features";
+  const int64_t batch = x.shape()[0];
+  Buffer values = Buffer::zeros(x.dtype(), batch * outFeatures);
+  raw(x.values().data(), x.dtype(), batch, values.data());
+  return Tensor({batch, outFeatures}, x.dtype(), Format::parse("dense", 2),
+                std::vector<LevelStorage>(2), std::move(values));
+}
+
+}  // namespace sparseflow::kernels

@@ -1,0 +1,30 @@
+// The argument checks and the Tensor forward that the linear layers (NMLinear, DenseLinear) share.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sparseflow/dtype.h"
+#include "sparseflow/epilogue.h"
+#include "sparseflow/tensor.h"
+
+namespace sparseflow::kernels {
+
+/// Checks that `bias` is given exactly when `epilogue` says `bias`, with `outFeatures` values.
+void checkLinearBias(const Epilogue& epilogue, const std::vector<float>& bias, int64_t outFeatures);
+
+/// The thread count for an options' `threads` (0: OpenMP's default); negative is an error.
+int32_t linearThreads(int32_t requested);
+
+/// Checks a raw forward's batch and x dtype (f32 or the weights' dtype); true when there is
+/// work (batch and out_features non-zero), after checking that x and y are not null.
+bool checkLinearForward(const void* x, DType type, DType weightType, int64_t batch,
+                        int64_t outFeatures, const void* y);
+
+/// The Tensor forward: checks x (dense row-major, batch × inFeatures), allocates y (batch ×
+/// outFeatures, x's dtype) and calls `raw(x, type, batch, y)`.
+Tensor linearForward(const Tensor& x, int64_t inFeatures, int64_t outFeatures,
+                     const std::function<void(const void*, DType, int64_t, void*)>& raw);
+
+}  // namespace sparseflow::kernels
