@@ -35,6 +35,9 @@ class LevelIteration {
   /// True when coordinates under one parent are distinct (loops over it may run in parallel
   /// when they index the output).
   virtual bool uniqueCoordinates(const LevelType& type) const { return type.props.unique; }
+  /// True when several operands' levels of this kind can be walked together by merging their
+  /// coordinates (co-iteration): they must come in increasing order without repeats.
+  virtual bool coIterable(const LevelType&) const { return false; }
   /// The loop over the children of ctx.parentPos, with `loopVar` as the loop variable.
   virtual LevelLoop iterate(const LevelContext& ctx, const ir::Expr& loopVar) const = 0;
   /// The child position of coordinate `coord` (random-access levels only).

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "format/levels/level_impl.h"
+#include "lower/driver_plan.h"
 #include "lower/level_iteration.h"
 #include "lower/nest_builder.h"
 #include "lower/normalize.h"
@@ -68,20 +69,14 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
     }
     return -1;
   };
-  // Sparse inputs the loops cannot skip the zeros of are read as dense (the rule in normalize.h).
-  const auto isSparse = [&](const std::string& name) {
-    const int k = argIndex(name);
-    return k > 0 && !isDenseFormat(out.tensors[static_cast<size_t>(k)].format);
-  };
-  for (const auto& [name, why] : inputsReadAsDense(kernel, normalized, isSparse)) {
-    TensorArg& arg = out.tensors[static_cast<size_t>(argIndex(name))];
-    out.notes.push_back("input " + arg.name + " (" + arg.format.toString() +
-                        ") is read as dense: " + why);
-    arg.densify = true;
+  // How each input is read: driving its loops, as dense, or as a copy in another level order.
+  const DriverPlan plan = planDrivers(kernel, normalized, options.formats);
+  for (size_t k = 1; k < out.tensors.size(); ++k) {
+    TensorArg& arg = out.tensors[k];
+    arg.densify = plan.densified.at(arg.name);
+    arg.format = arg.densify ? denseFormat(arg.rank) : plan.formats.at(arg.name);
   }
-  for (TensorArg& arg : out.tensors) {
-    if (arg.densify) arg.format = denseFormat(arg.rank);
-  }
+  out.notes = plan.notes;
   // Scalar parameters.
   std::map<std::string, Expr> scalars;
   std::vector<Stmt> top;
@@ -121,32 +116,6 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
         op.driver = !isDenseFormat(op.format);
       }
       operands.push_back(op);
-    }
-    // Two drivers iterating the same index need co-iteration (merge lattices): not yet; the later
-    // one is read as dense instead, and the note says so.
-    std::map<std::string, std::string> iteratedBy;
-    for (Operand& op : operands) {
-      if (!op.driver) continue;
-      std::vector<std::string> iterated;
-      std::string clash;
-      for (const LevelSpec& l : op.format.levels()) {
-        if (levelIteration(l.type.kind).randomAccess()) continue;
-        const std::string& index = op.indices[static_cast<size_t>(l.expr.dim)];
-        iterated.push_back(index);
-        if (iteratedBy.count(index)) clash = index;
-      }
-      if (clash.empty()) {
-        for (const std::string& index : iterated) iteratedBy[index] = op.tensor;
-        continue;
-      }
-      TensorArg& arg = out.tensors[static_cast<size_t>(argIndex(op.tensor))];
-      out.notes.push_back("input " + op.tensor + " (" + arg.format.toString() +
-                          ") is read as dense: " + iteratedBy[clash] + " already iterates index '" +
-                          clash + "' (co-iteration of two sparse operands is not implemented yet)");
-      arg.densify = true;
-      arg.format = denseFormat(arg.rank);
-      op.format = arg.format;
-      op.driver = false;
     }
     // The target: dense (output or temporary), or a sparse output with a driver's pattern.
     Operand target;

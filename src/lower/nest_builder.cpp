@@ -2,12 +2,14 @@
 #include "lower/nest_builder.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <optional>
 
 #include "lower/level_iteration.h"
 #include "lower/loop_order.h"
 #include "lower/lower.h"
+#include "lower/presence.h"
 #include "support/check.h"
 
 namespace sparseflow::lower {
@@ -79,6 +81,7 @@ class NestBuilder {
     }
     SF_ICHECK(isDenseFormat(target_.format) || patternOperand_ >= 0)
         << "sparse target without a pattern";
+    present_.assign(ops_.size(), nullptr);
     positions_.assign(ops_.size() + 1, {});
     for (size_t k = 0; k <= ops_.size(); ++k) {
       positions_[k].assign(static_cast<size_t>(operandAt(k).format.numLevels()), nullptr);
@@ -107,6 +110,9 @@ class NestBuilder {
   std::set<int> boundVars_;
   std::set<std::string> boundIndices_;
   std::vector<std::vector<Expr>> positions_;  // [operand (target last)][level]
+  // Per operand: the condition that it has an entry at the current point (null: always), set by
+  // co-iteration; its value reads as 0 where the condition is false.
+  std::vector<Expr> present_;
   int accDepth_ = 0;
   int patternOperand_ = -1;  // a sparse target writes at this operand's positions
 
@@ -356,19 +362,105 @@ class NestBuilder {
     return ir::lt(ir::var("v_" + lv.index, ScalarType::kI64), extentOf(lv.index));
   }
 
-  /// The driver level (operand, level) that iterates loop var v, if any.
-  std::optional<std::pair<size_t, int32_t>> driverLevel(int v) const {
+  /// The driver levels (operand, level) that iterate loop var v next: one, or several to
+  /// co-iterate.
+  std::vector<std::pair<size_t, int32_t>> driverLevels(int v) const {
+    std::vector<std::pair<size_t, int32_t>> out;
     for (size_t k = 0; k < ops_.size(); ++k) {
       const Operand& op = ops_[k];
       if (!op.driver) continue;
       for (int32_t l = 0; l < op.format.numLevels(); ++l) {
         if (positions_[k][static_cast<size_t>(l)]) continue;
         if (levelIteration(op.format.level(l).type.kind).randomAccess()) break;
-        if (levelVar(op, l) == v) return std::make_pair(k, l);
+        if (levelVar(op, l) == v) out.emplace_back(k, l);
         break;
       }
     }
-    return std::nullopt;
+    return out;
+  }
+
+  /// The operand an access reads.
+  size_t operandOf(const expr::Access& a) const {
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      if (ops_[k].tensor == a.tensor && ops_[k].indices == a.indices) return k;
+    }
+    SF_FAIL(kInternal) << "no operand for access to " << a.tensor;
+  }
+
+  /// Where the pass body may be nonzero, with `presence(k)` for operand k (null: always).
+  Expr nonzeroWhere(const std::function<Expr(size_t)>& presence) const {
+    return nonzeroCondition(*pass_.body, [&](const expr::Access& a) {
+      const Expr p = presence(operandOf(a));
+      return p ? p : boolConstant(true);
+    });
+  }
+
+  /// Several drivers of one index walked together by merging their sorted coordinates: the loop
+  /// runs while the body may still be nonzero for the entries left (intersection for `*`, union
+  /// for `+`), v is the least coordinate not yet passed, and each driver whose coordinate is v is
+  /// present at v and advances.
+  Stmt emitCoIteration(int depth, int v, const std::vector<std::pair<size_t, int32_t>>& levels) {
+    const LoopVar& lv = vars_[static_cast<size_t>(v)];
+    SF_ICHECK(lv.part == LevelExpr::Op::kIdentity) << "co-iteration of a blocked index";
+    std::vector<Stmt> before, inner;
+    std::map<size_t, Expr> remaining;
+    Expr least;
+    std::vector<std::string> suffixes;
+    for (const auto& [k, l] : levels) {
+      const std::string suffix =
+          std::to_string(nestId_) + "_" + std::to_string(k) + "_" + std::to_string(l);
+      suffixes.push_back(suffix);
+      const Expr q = ir::var("q" + suffix, ScalarType::kI64);
+      const Expr e = ir::var("e" + suffix, ScalarType::kI64);
+      const LevelLoop loop =
+          levelIteration(ops_[k].format.level(l).type.kind).iterate(levelContext(k, l), q);
+      Expr begin = loop.begin, end = loop.end;
+      if (present_[k]) {  // absent at an outer level: nothing to walk here
+        begin = ir::select(present_[k], begin, ir::intImm(0));
+        end = ir::select(present_[k], end, ir::intImm(0));
+      }
+      before.push_back(ir::let("q" + suffix, begin));
+      before.push_back(ir::let("e" + suffix, end));
+      inner.push_back(
+          ir::let("c" + suffix, ir::select(ir::lt(q, e), loop.coordinate, extentOf(lv.index))));
+      const Expr c = ir::var("c" + suffix, ScalarType::kI64);
+      least = least ? ir::binary(ir::BinaryOp::kMin, least, c) : c;
+      remaining[k] = ir::lt(q, e);
+    }
+    const Expr condition = nonzeroWhere([&](size_t k) {
+      auto it = remaining.find(k);
+      return it != remaining.end() ? it->second : present_[k];
+    });
+    inner.push_back(ir::let(lv.name(), least));
+    const std::vector<Expr> saved = present_;
+    for (size_t g = 0; g < levels.size(); ++g) {
+      const auto [k, l] = levels[g];
+      const std::string in = "in" + suffixes[g];
+      inner.push_back(
+          ir::let(in, ir::binary(ir::BinaryOp::kEq, ir::var("c" + suffixes[g], ScalarType::kI64),
+                                 ir::var(lv.name(), ScalarType::kI64))));
+      present_[k] = ir::var(in, ScalarType::kBool);
+      positions_[k][static_cast<size_t>(l)] = ir::var("q" + suffixes[g], ScalarType::kI64);
+    }
+    boundVars_.insert(v);
+    bindIndex(v, inner);
+    bindAvailable(inner);
+    inner.push_back(emit(depth + 1));
+    for (size_t g = 0; g < levels.size(); ++g) {
+      inner.push_back(
+          ir::assign("q" + suffixes[g], ir::UpdateOp::kAdd,
+                     ir::cast(ir::var("in" + suffixes[g], ScalarType::kBool), ScalarType::kI64)));
+    }
+    present_ = saved;
+    before.push_back(ir::comment("co-iterate " + lv.index + " over " + coIteratedNames(levels)));
+    before.push_back(ir::whileLoop(condition, ir::block(std::move(inner))));
+    return ir::block(std::move(before));
+  }
+
+  std::string coIteratedNames(const std::vector<std::pair<size_t, int32_t>>& levels) const {
+    std::string out;
+    for (const auto& [k, l] : levels) out += (out.empty() ? "" : ", ") + ops_[k].tensor;
+    return out;
   }
 
   Stmt emit(int depth) {
@@ -381,7 +473,10 @@ class NestBuilder {
   Stmt emitLoop(int depth) {
     const int v = loopOrder_[static_cast<size_t>(depth)];
     const LoopVar& lv = vars_[static_cast<size_t>(v)];
-    const auto driving = driverLevel(v);
+    const auto levels = driverLevels(v);
+    if (levels.size() > 1) return emitCoIteration(depth, v, levels);
+    const std::optional<std::pair<size_t, int32_t>> driving =
+        levels.empty() ? std::nullopt : std::optional(levels[0]);
     std::vector<Stmt> inner;
     LevelLoop loop;
     std::string loopName = lv.name();
@@ -415,8 +510,13 @@ class NestBuilder {
       kind = ir::LoopKind::kVectorized;  // a dense reduction into the accumulator
       notes.reduction = accName_;
     }
-    if (driving)
-      return ir::forLoop(loopName, ScalarType::kI64, loop.begin, loop.end, result, kind, notes);
+    if (driving) {
+      Stmt walk =
+          ir::forLoop(loopName, ScalarType::kI64, loop.begin, loop.end, result, kind, notes);
+      // Absent at an outer co-iterated level: its children are not there to walk.
+      const Expr present = present_[driving->first];
+      return present ? ir::ifThen(present, walk) : walk;
+    }
     return ir::forLoop(loopName, ScalarType::kI64, ir::intImm(0), loopExtent(lv), result, kind,
                        notes);
   }
@@ -453,10 +553,12 @@ class NestBuilder {
 
   /// The innermost statement: update the target, or the accumulator when one is live.
   Stmt innermost() {
-    if (accName_.empty())
-      return ir::store(targetArray(), targetPosition(), updateOp(),
-                       ir::cast(value(), target_.valueType));
-    return ir::assign(accName_, updateOp(), value());
+    Stmt update = accName_.empty() ? ir::store(targetArray(), targetPosition(), updateOp(),
+                                               ir::cast(value(), target_.valueType))
+                                   : ir::assign(accName_, updateOp(), value());
+    // After co-iteration: only where the body may be nonzero for the operands present here.
+    const Expr where = nonzeroWhere([&](size_t k) { return present_[k]; });
+    return isConstant(where, true) ? update : ir::ifThen(where, update);
   }
 
   Expr translate(const expr::Expr& e) {
@@ -466,8 +568,9 @@ class NestBuilder {
         const Expr pos = positions_[k].empty() ? ir::intImm(0) : positions_[k].back();
         SF_ICHECK(pos != nullptr) << "position of " << a->tensor
                                   << " unknown at the innermost loop";
-        return ir::cast(ir::load({ops_[k].arrayPrefix + "_vals", ops_[k].valueType}, pos),
-                        compute_);
+        const Expr loaded =
+            ir::cast(ir::load({ops_[k].arrayPrefix + "_vals", ops_[k].valueType}, pos), compute_);
+        return present_[k] ? ir::select(present_[k], loaded, ir::floatImm(0.0, compute_)) : loaded;
       }
       SF_FAIL(kInternal) << "no operand for access to " << a->tensor;
     }

@@ -182,6 +182,52 @@ std::vector<Case> cases() {
       {"elementwise_mul_csr_csr", "C(i,j) = A(i,j) * B(i,j)", {{"A", "csr"}, {"B", "csr"}}, mv});
   out.push_back(
       {"sparse_add_csr_csr", "C(i,j) = A(i,j) + B(i,j)", {{"A", "csr"}, {"B", "csr"}}, mv});
+  // Co-iteration of several sparse operands over one index (merge lattices): intersection for
+  // `*`, union for `+`, mixed, nested (dcsr, csf), vectors, reductions, and a discordant pair
+  // (csr with csc: a copy of the second in the first's level order).
+  for (std::string f : {"csc", "dcsr", "dcsc", "csr@i64"}) {
+    out.push_back({"coiter_mul_" + f, "C(i,j) = A(i,j) * B(i,j)", {{"A", f}, {"B", f}}, mv});
+    out.push_back({"coiter_add_" + f, "C(i,j) = A(i,j) + B(i,j)", {{"A", f}, {"B", f}}, mv});
+  }
+  out.push_back({"coiter_sub_scaled",
+                 "C(i,j) = alpha * A(i,j) - relu(B(i,j))",
+                 {{"A", "csr"}, {"B", "csr"}},
+                 mv,
+                 0.3,
+                 {{"alpha", -0.5}}});
+  out.push_back({"coiter_mixed_three",
+                 "C(i,j) = A(i,j) * B(i,j) + E(i,j)",
+                 {{"A", "csr"}, {"B", "csr"}, {"E", "csr"}},
+                 mv,
+                 0.4});
+  out.push_back({"coiter_mul_dense_factor",
+                 "C(i,j) = A(i,j) * B(i,j) * D(i,j)",
+                 {{"A", "dcsr"}, {"B", "csr"}},
+                 mv});
+  out.push_back(
+      {"coiter_discordant_csr_csc", "C(i,j) = A(i,j) + B(i,j)", {{"A", "csr"}, {"B", "csc"}}, mv});
+  out.push_back({"coiter_vector_dot",
+                 "s() = x(i) * y(i)",
+                 {{"x", "levels[d0:compressed]"}, {"y", "levels[d0:compressed]"}},
+                 {{"i", 301}},
+                 0.3});
+  out.push_back({"coiter_vector_add",
+                 "z(i) = x(i) + y(i)",
+                 {{"x", "levels[d0:compressed]"}, {"y", "levels[d0:compressed]"}},
+                 {{"i", 301}},
+                 0.3});
+  out.push_back(
+      {"coiter_row_sums_of_sum", "y(i) = A(i,j) + B(i,j)", {{"A", "csr"}, {"B", "dcsr"}}, mv});
+  out.push_back({"coiter_csf3_add",
+                 "Z(i,j,k) = A(i,j,k) + B(i,j,k)",
+                 {{"A", "csf"}, {"B", "csf"}},
+                 {{"i", 11}, {"j", 7}, {"k", 13}},
+                 0.15});
+  out.push_back({"coiter_csf3_mul",
+                 "Z(i,j,k) = A(i,j,k) * B(i,j,k)",
+                 {{"A", "csf"}, {"B", "csf"}},
+                 {{"i", 11}, {"j", 7}, {"k", 13}},
+                 0.5});
   const std::map<std::string, int64_t> t3{{"i", 11}, {"j", 7}, {"k", 13}, {"l", 9}};
   for (std::string f : {"csf", "coo", "dense"}) {
     out.push_back({"mttkrp_" + f, "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", {{"B", f}}, t3});

@@ -7,6 +7,9 @@ namespace {
 class CompressedIteration final : public LevelIteration {
  public:
   bool randomAccess() const override { return false; }
+  bool coIterable(const LevelType& type) const override {
+    return type.props.ordered && type.props.unique;
+  }
   LevelLoop iterate(const LevelContext& ctx, const ir::Expr& v) const override {
     LevelLoop loop;
     loop.begin = ir::cast(ir::load(ctx.pos, ctx.parentPos), ir::ScalarType::kI64);

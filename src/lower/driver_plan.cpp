@@ -1,0 +1,217 @@
+// planDrivers (see driver_plan.h): rounds of checks until no input changes how it is read.
+#include "lower/driver_plan.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "lower/level_iteration.h"
+#include "lower/nest_builder.h"
+#include "lower/presence.h"
+
+namespace sparseflow::lower {
+namespace {
+
+/// The index each non-random-access level of `a` iterates, outermost first.
+std::vector<std::string> iteratedIndices(const expr::Access& a, const Format& f) {
+  std::vector<std::string> out;
+  for (const LevelSpec& l : f.levels()) {
+    if (levelIteration(l.type.kind).randomAccess()) continue;
+    const std::string& index = a.indices[static_cast<size_t>(l.expr.dim)];
+    if (out.empty() || out.back() != index) out.push_back(index);
+  }
+  return out;
+}
+
+/// The index of every level of `a` (dense ones too), outermost first, without repeats.
+std::vector<std::string> levelIndices(const expr::Access& a, const Format& f) {
+  std::vector<std::string> out;
+  for (const LevelSpec& l : f.levels()) {
+    const std::string& index = a.indices[static_cast<size_t>(l.expr.dim)];
+    if (std::find(out.begin(), out.end(), index) == out.end()) out.push_back(index);
+  }
+  return out;
+}
+
+/// True when two index sequences put some pair of shared indices in opposite orders.
+bool discordant(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  for (size_t x = 0; x < a.size(); ++x) {
+    for (size_t y = x + 1; y < a.size(); ++y) {
+      auto bx = std::find(b.begin(), b.end(), a[x]), by = std::find(b.begin(), b.end(), a[y]);
+      if (bx != b.end() && by != b.end() && by < bx) return true;
+    }
+  }
+  return false;
+}
+
+/// `f` with its levels' dimensions renumbered so that they follow `order` (the indices of the
+/// driver it must agree with); null when f is blocked or hybrid (no such copy is made).
+std::optional<Format> concordantFormat(const Format& f, const expr::Access& a,
+                                       const std::vector<std::string>& order) {
+  if (f.isHybrid()) return std::nullopt;
+  std::vector<int32_t> dims;
+  for (const LevelSpec& l : f.levels()) {
+    if (l.expr.op != LevelExpr::Op::kIdentity) return std::nullopt;
+    dims.push_back(l.expr.dim);
+  }
+  auto rank = [&](int32_t dim) {
+    const auto it = std::find(order.begin(), order.end(), a.indices[static_cast<size_t>(dim)]);
+    return it - order.begin();
+  };
+  std::stable_sort(dims.begin(), dims.end(),
+                   [&](int32_t x, int32_t y) { return rank(x) < rank(y); });
+  std::vector<LevelSpec> levels = f.levels();
+  for (size_t l = 0; l < levels.size(); ++l) levels[l].expr.dim = dims[l];
+  return Format(f.rank(), std::move(levels), f.posWidth(), f.crdWidth());
+}
+
+class Planner {
+ public:
+  Planner(const expr::CheckedKernel& kernel, const Normalized& normalized,
+          const std::map<std::string, Format>& bound)
+      : kernel_(kernel), normalized_(normalized) {
+    for (const std::string& input : kernel.inputs) {
+      auto it = bound.find(input);
+      plan_.formats[input] =
+          it != bound.end()
+              ? it->second
+              : denseFormat(static_cast<int32_t>(kernel.tensors.at(input).shape.size()));
+      plan_.densified[input] = false;
+    }
+  }
+
+  DriverPlan run() {
+    for (const Pass& pass : normalized_.passes) {
+      if (pass.op != expr::ReduceOp::kMax) continue;
+      for (const expr::Access* a : allAccesses(*pass.body)) {
+        if (isDriver(a->tensor)) densify(a->tensor, "it appears in a max reduction");
+      }
+    }
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const Pass& pass : normalized_.passes) {
+        if (planPass(pass)) {
+          changed = true;
+          break;
+        }
+      }
+    }
+    return std::move(plan_);
+  }
+
+ private:
+  const expr::CheckedKernel& kernel_;
+  const Normalized& normalized_;
+  DriverPlan plan_;
+
+  bool isDriver(const std::string& tensor) const {
+    auto it = plan_.formats.find(tensor);
+    return it != plan_.formats.end() && !plan_.densified.at(tensor) && !isDenseFormat(it->second);
+  }
+
+  void densify(const std::string& tensor, const std::string& why) {
+    if (plan_.densified[tensor]) return;
+    plan_.notes.push_back("input " + tensor + " (" + plan_.formats[tensor].toString() +
+                          ") is read as dense: " + why);
+    plan_.densified[tensor] = true;
+  }
+
+  /// May the body be nonzero where none of `absent` has an entry (everything else present)?
+  bool nonzeroWithout(const Pass& pass, const std::vector<const expr::Access*>& absent) const {
+    const ir::Expr c = nonzeroCondition(*pass.body, [&](const expr::Access& a) {
+      for (const expr::Access* x : absent) {
+        if (x->tensor == a.tensor && x->indices == a.indices) return boolConstant(false);
+      }
+      return boolConstant(true);
+    });
+    return !isConstant(c, false);
+  }
+
+  /// One check of one pass; true when it changed how an input is read.
+  bool planPass(const Pass& pass) {
+    std::vector<const expr::Access*> drivers;
+    for (const expr::Access* a : allAccesses(*pass.body)) {
+      if (!isDriver(a->tensor)) continue;
+      bool seen = false;
+      for (const expr::Access* d : drivers)
+        seen = seen || (d->tensor == a->tensor && d->indices == a->indices);
+      if (!seen) drivers.push_back(a);
+    }
+    if (drivers.empty()) return false;
+    const auto factors = factorAccesses(*pass.body);
+    auto isFactor = [&](const expr::Access* a) {
+      return std::find(factors.begin(), factors.end(), a) != factors.end();
+    };
+    // Level orders: a later driver that contradicts an earlier one is read in its order.
+    for (size_t d = 1; d < drivers.size(); ++d) {
+      const auto mine = levelIndices(*drivers[d], plan_.formats[drivers[d]->tensor]);
+      for (size_t e = 0; e < d; ++e) {
+        const auto theirs = levelIndices(*drivers[e], plan_.formats[drivers[e]->tensor]);
+        if (!discordant(theirs, mine)) continue;
+        const std::string& name = drivers[d]->tensor;
+        if (auto copy = concordantFormat(plan_.formats[name], *drivers[d], theirs)) {
+          plan_.notes.push_back("input " + name + " (" + plan_.formats[name].toString() +
+                                ") is read as " + copy->toString() +
+                                ", a copy in the level order of " + drivers[e]->tensor);
+          plan_.formats[name] = *copy;
+        } else {
+          densify(name, "its level order contradicts " + drivers[e]->tensor + "'s");
+        }
+        return true;
+      }
+    }
+    // Every index that drivers iterate: skipping the points where none of them has an entry must
+    // not skip a nonzero; several drivers of one index are co-iterated.
+    std::map<std::string, std::vector<const expr::Access*>> byIndex;
+    std::vector<std::string> indexOrder;
+    for (const expr::Access* a : drivers) {
+      for (const std::string& index : iteratedIndices(*a, plan_.formats[a->tensor])) {
+        if (!byIndex.count(index)) indexOrder.push_back(index);
+        byIndex[index].push_back(a);
+      }
+    }
+    for (const std::string& index : indexOrder) {
+      const auto& group = byIndex[index];
+      if (nonzeroWithout(pass, group)) {
+        bool any = false;
+        for (const expr::Access* a : group) {
+          if (isFactor(a)) continue;
+          densify(a->tensor, group.size() == 1 && drivers.size() > 1
+                                 ? "the kernel may be nonzero where it has no entry along '" +
+                                       index +
+                                       "' (co-iterating it with a dense level is not "
+                                       "implemented)"
+                                 : "a zero of it does not make its term zero");
+          any = true;
+        }
+        if (any) return true;
+      }
+      if (group.size() < 2) continue;
+      for (size_t g = 0; g < group.size(); ++g) {
+        const Format& f = plan_.formats[group[g]->tensor];
+        for (const LevelSpec& l : f.levels()) {
+          if (group[g]->indices[static_cast<size_t>(l.expr.dim)] != index) continue;
+          const LevelIteration& it = levelIteration(l.type.kind);
+          if (it.randomAccess()) continue;
+          if (it.coIterable(l.type) && l.expr.op == LevelExpr::Op::kIdentity) continue;
+          const expr::Access* other = group[g == 0 ? 1 : 0];
+          densify(group[g]->tensor,
+                  other->tensor + " also iterates index '" + index + "' and " + f.toString() +
+                      " cannot be co-iterated with it (that " +
+                      "needs compressed levels with ordered, unique coordinates)");
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+DriverPlan planDrivers(const expr::CheckedKernel& kernel, const Normalized& normalized,
+                       const std::map<std::string, Format>& bound) {
+  return Planner(kernel, normalized, bound).run();
+}
+
+}  // namespace sparseflow::lower
