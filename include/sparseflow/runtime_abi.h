@@ -25,5 +25,8 @@ typedef void (*sf_kernel_entry)(const sf_tensor_arg* tensors, const int64_t* ext
                                 const double* params);
 
 #define SF_KERNEL_ENTRY_NAME "sf_kernel_main"
+/* Kernels that assemble a sparse output also export this first phase: it writes the number of
+ * output entries under each parent position p of the assembled level to pos[p + 1]. */
+#define SF_KERNEL_SYMBOLIC_ENTRY_NAME "sf_kernel_symbolic"
 
 #endif /* SPARSEFLOW_RUNTIME_ABI_H_ */

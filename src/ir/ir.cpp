@@ -194,8 +194,11 @@ Stmt assign(const std::string& v, UpdateOp op, Expr value) {
 Stmt store(const Array& array, Expr index, UpdateOp op, Expr value) {
   return std::make_shared<Store>(array, std::move(index), op, std::move(value));
 }
-Stmt allocate(const Array& array, Expr size, Stmt body) {
-  return std::make_shared<Allocate>(array, std::move(size), std::move(body));
+Stmt allocate(const Array& array, Expr size, Stmt body, bool perThread) {
+  return std::make_shared<Allocate>(array, std::move(size), std::move(body), perThread);
+}
+Stmt sortRange(const Array& array, Expr begin, Expr end) {
+  return std::make_shared<Sort>(array, std::move(begin), std::move(end));
 }
 Stmt comment(const std::string& text) {
   return std::make_shared<Comment>(text);

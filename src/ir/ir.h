@@ -34,6 +34,7 @@ bool isFloat(ScalarType type);
   X(Assign)                \
   X(Store)                 \
   X(Allocate)              \
+  X(Sort)                  \
   X(Comment)
 
 enum class ExprKind {
@@ -226,15 +227,26 @@ struct Store : StmtNode {
         value(std::move(x)) {}
 };
 /// A zero-filled scratch array of `size` elements, alive for `body` (a dense workspace).
+/// `perThread`: when body is a parallel loop, each thread gets its own array for all the
+/// iterations it runs (a workspace that every iteration leaves zeroed again).
 struct Allocate : StmtNode {
   Array array;
   Expr size;
   Stmt body;
-  Allocate(Array a, Expr n, Stmt s)
+  bool perThread;
+  Allocate(Array a, Expr n, Stmt s, bool t)
       : StmtNode(StmtKind::kAllocate),
         array(std::move(a)),
         size(std::move(n)),
-        body(std::move(s)) {}
+        body(std::move(s)),
+        perThread(t) {}
+};
+/// Sorts array[begin, end) in increasing order (the coordinates a workspace collected).
+struct Sort : StmtNode {
+  Array array;
+  Expr begin, end;
+  Sort(Array a, Expr b, Expr e)
+      : StmtNode(StmtKind::kSort), array(std::move(a)), begin(std::move(b)), end(std::move(e)) {}
 };
 struct Comment : StmtNode {
   std::string text;
@@ -264,7 +276,8 @@ Stmt ifThen(Expr cond, Stmt then, Stmt otherwise = nullptr);
 Stmt let(const std::string& var, Expr value);
 Stmt assign(const std::string& var, UpdateOp op, Expr value);
 Stmt store(const Array& array, Expr index, UpdateOp op, Expr value);
-Stmt allocate(const Array& array, Expr size, Stmt body);
+Stmt allocate(const Array& array, Expr size, Stmt body, bool perThread = false);
+Stmt sortRange(const Array& array, Expr begin, Expr end);
 Stmt comment(const std::string& text);
 
 /// Prints the IR as indented pseudo-C (what `kernel.ir` shows; stable, used by tests).

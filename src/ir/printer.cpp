@@ -95,8 +95,16 @@ class Printer : public ExprWriter {
     line();
     out << "allocate " << n.array.name << ": " << cppTypeName(n.array.element) << "[";
     visit(n.size);
-    out << "] zeroed:\n";
+    out << "] zeroed" << (n.perThread ? " per thread" : "") << ":\n";
     nested(n.body);
+  }
+  void visitSort(const Sort& n) override {
+    line();
+    out << "sort " << n.array.name << "[";
+    visit(n.begin);
+    out << ", ";
+    visit(n.end);
+    out << ")\n";
   }
   void visitComment(const Comment& n) override {
     line();

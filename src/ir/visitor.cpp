@@ -75,6 +75,10 @@ void Visitor::visitAllocate(const Allocate& n) {
   visit(n.size);
   visit(n.body);
 }
+void Visitor::visitSort(const Sort& n) {
+  visit(n.begin);
+  visit(n.end);
+}
 void Visitor::visitComment(const Comment&) {}
 
 Expr Mutator::mutate(const Expr& e) {
@@ -169,7 +173,11 @@ Stmt Mutator::mutateStore(const Store& n, const Stmt& self) {
 Stmt Mutator::mutateAllocate(const Allocate& n, const Stmt& self) {
   Expr z = mutate(n.size);
   Stmt s = mutate(n.body);
-  return z == n.size && s == n.body ? self : allocate(n.array, z, s);
+  return z == n.size && s == n.body ? self : allocate(n.array, z, s, n.perThread);
+}
+Stmt Mutator::mutateSort(const Sort& n, const Stmt& self) {
+  Expr b = mutate(n.begin), e = mutate(n.end);
+  return b == n.begin && e == n.end ? self : sortRange(n.array, b, e);
 }
 Stmt Mutator::mutateComment(const Comment&, const Stmt& self) {
   return self;

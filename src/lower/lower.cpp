@@ -38,6 +38,35 @@ ScalarType valueScalarType(DType dtype) {
 
 }  // namespace
 
+namespace {
+
+/// A sparse output without an input's pattern is assembled: one pass, `=`, a sum, and dense levels
+/// over a last compressed level with ordered, unique coordinates (csr, csc, a sparse vector...).
+void checkAssemblable(const TensorArg& arg, const Normalized& normalized, bool accumulate) {
+  const std::string what = "output " + arg.name + " (" + arg.format.toString() + ")";
+  SF_CHECK_CODE(normalized.passes.size() == 1, ErrorCode::kNotSupported)
+      << what << ": a sparse output is assembled by one loop nest, and this kernel needs "
+      << normalized.passes.size() << " (a reduction under a function, or a sum of reductions); "
+      << "bind the output as dense";
+  SF_CHECK_CODE(!accumulate, ErrorCode::kNotSupported)
+      << what << ": `+=` into a sparse output would change its pattern; use `=` or a dense output";
+  SF_CHECK_CODE(normalized.passes[0].op == expr::ReduceOp::kSum, ErrorCode::kNotSupported)
+      << what << ": a max reduction into a sparse output is not supported; bind it as dense";
+  const int32_t last = arg.format.numLevels() - 1;
+  for (int32_t l = 0; l <= last; ++l) {
+    const LevelSpec& spec = arg.format.level(l);
+    const bool ok = spec.expr.op == LevelExpr::Op::kIdentity &&
+                    (l < last ? spec.type.kind == LevelKind::kDense
+                              : levelIteration(spec.type.kind).coIterable(spec.type));
+    SF_CHECK_CODE(ok, ErrorCode::kNotSupported)
+        << what << ": sparse outputs are assembled as dense levels over one last compressed level "
+        << "(csr, csc, a compressed vector, levels[dense, ..., compressed]); convert the result "
+        << "afterwards for other formats";
+  }
+}
+
+}  // namespace
+
 LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions& options) {
   LoweredKernel out;
   out.computeType = kernel.computeType == DType::kF64 ? ScalarType::kF64 : ScalarType::kF32;
@@ -131,26 +160,43 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
       target.valueType = arg.valueType;
       target.format = arg.format;
       if (!isDenseFormat(arg.format)) {
-        const Operand* pattern = nullptr;
-        for (const Operand& op : operands) {
-          if (op.driver && op.indices == target.indices && op.format == arg.format) pattern = &op;
+        // The output shares the pattern of a factor with its indices and format (SDDMM): the
+        // body is zero wherever that factor has no entry.
+        Operand* pattern = nullptr;
+        for (Operand& op : operands) {
+          const bool factor = std::any_of(factors.begin(), factors.end(), [&](const auto* a) {
+            return a->tensor == op.tensor && a->indices == op.indices;
+          });
+          if (op.driver && factor && op.indices == target.indices && op.format == arg.format)
+            pattern = &op;
         }
-        SF_CHECK_CODE(pattern != nullptr && normalized.passes.size() == 1, ErrorCode::kNotSupported)
-            << "output " << pass.target << " in " << arg.format.toString()
-            << ": a sparse output must have the pattern of a sparse input factor with the same "
-               "indices and format (as in SDDMM); assembling new sparse patterns (SpGEMM, sparse "
-               "add) is not implemented yet: bind the output as dense";
-        out.outputPatternFrom = pattern->tensor;
+        if (pattern != nullptr && normalized.passes.size() == 1) {
+          pattern->outputPattern = true;
+          out.outputPatternFrom = pattern->tensor;
+        } else {
+          checkAssemblable(arg, normalized, out.accumulate);
+          out.assembledLevel = arg.format.numLevels() - 1;
+        }
       }
     }
-    const NestInput input{pass,
-                          std::move(operands),
-                          target,
-                          scalars,
-                          out.computeType,
-                          options.parallel,
-                          static_cast<int>(n),
-                          options.order};
+    NestInput input{pass,
+                    std::move(operands),
+                    target,
+                    scalars,
+                    out.computeType,
+                    options.parallel,
+                    static_cast<int>(n),
+                    options.order};
+    if (out.assembledLevel >= 0) {  // the symbolic phase first, from the same pass
+      input.assembly = AssemblyPhase::kSymbolic;
+      std::string symbolicOrder;
+      std::vector<Stmt> symbolic = top;
+      symbolic.push_back(ir::comment("nest " + std::to_string(n) + ": " + pass.target +
+                                     ", symbolic phase (entries per row)"));
+      symbolic.push_back(buildNest(input, &symbolicOrder, &requestedSeen));
+      out.symbolic = ir::block(std::move(symbolic));
+      input.assembly = AssemblyPhase::kNumeric;
+    }
     std::string orderText;
     nests.push_back(ir::comment("nest " + std::to_string(n) + ": " + pass.target));
     nests.push_back(buildNest(input, &orderText, &requestedSeen));

@@ -41,7 +41,12 @@ struct LoweredKernel {
   ir::ScalarType computeType = ir::ScalarType::kF32;
   /// A sparse output shares the pattern (pos/crd arrays) of this input; empty for dense output.
   std::string outputPatternFrom;
-  bool accumulate = false;              ///< `+=`: the output is not cleared first
+  bool accumulate = false;  ///< `+=`: the output is not cleared first
+  /// A sparse output with a pattern of its own is assembled in two phases: `symbolic` counts the
+  /// entries under each parent of level `assembledLevel` (its last, compressed level) into
+  /// pos[p + 1]; `body` then writes coordinates and values at the summed positions.
+  int32_t assembledLevel = -1;
+  ir::Stmt symbolic;
   std::vector<std::string> loopOrders;  ///< per loop nest: "i, k, j"
   std::vector<std::string> notes;       ///< decisions a user should see (densified operands...)
 };

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 
+#include "lower/assembly.h"
 #include "lower/level_iteration.h"
 #include "lower/loop_order.h"
 #include "lower/lower.h"
@@ -54,7 +55,7 @@ class NestBuilder {
  public:
   NestBuilder(const Pass& pass, std::vector<Operand> operands, const Operand& target,
               const std::map<std::string, Expr>& values, ScalarType compute, bool parallel,
-              int nestId, const std::vector<std::string>& requestedOrder)
+              int nestId, const std::vector<std::string>& requestedOrder, AssemblyPhase phase)
       : pass_(pass),
         ops_(std::move(operands)),
         target_(target),
@@ -62,7 +63,8 @@ class NestBuilder {
         compute_(compute),
         parallel_(parallel),
         nestId_(nestId),
-        requested_(requestedOrder) {}
+        requested_(requestedOrder),
+        assembly_(phase, target_, nestId, compute) {}
 
   /// The requested loop names this nest has (after build()).
   std::set<std::string> namesUsed;
@@ -73,14 +75,22 @@ class NestBuilder {
     for (size_t k = 0; k < loopOrder_.size(); ++k) {
       *orderText += (k ? ", " : "") + vars_[static_cast<size_t>(loopOrder_[k])].name().substr(2);
     }
+    orderText_ = *orderText;
     for (size_t k = 0; k < ops_.size(); ++k) {
-      if (!isDenseFormat(target_.format) && ops_[k].driver && ops_[k].indices == target_.indices &&
-          ops_[k].format == target_.format) {
-        patternOperand_ = static_cast<int>(k);
-      }
+      if (ops_[k].outputPattern) patternOperand_ = static_cast<int>(k);
     }
-    SF_ICHECK(isDenseFormat(target_.format) || patternOperand_ >= 0)
+    SF_ICHECK(isDenseFormat(target_.format) || patternOperand_ >= 0 || assembly_.active())
         << "sparse target without a pattern";
+    if (assembly_.active()) {
+      // A sparse vector output is one row: the nest runs serially.
+      parallel_ = parallel_ && assembly_.level() > 0;
+      assembledVar_ = levelVar(target_, assembly_.level());
+      SF_CHECK_CODE(assembledVar_ >= 0 &&
+                        vars_[static_cast<size_t>(assembledVar_)].part == LevelExpr::Op::kIdentity,
+                    ErrorCode::kNotSupported)
+          << "output " << target_.tensor << " (" << target_.format.toString()
+          << "): assembling a blocked index is not supported";
+    }
     present_.assign(ops_.size(), nullptr);
     positions_.assign(ops_.size() + 1, {});
     for (size_t k = 0; k <= ops_.size(); ++k) {
@@ -92,7 +102,11 @@ class NestBuilder {
       --accDepth_;
     std::vector<Stmt> prologue;
     bindAvailable(prologue);
-    prologue.push_back(emit(0));
+    Stmt nest = emit(0);
+    if (assembly_.active()) {
+      nest = assembly_.withWorkspaces(nest, loopExtent(vars_[static_cast<size_t>(assembledVar_)]));
+    }
+    prologue.push_back(nest);
     return ir::block(std::move(prologue));
   }
 
@@ -113,6 +127,11 @@ class NestBuilder {
   // Per operand: the condition that it has an entry at the current point (null: always), set by
   // co-iteration; its value reads as 0 where the condition is false.
   std::vector<Expr> present_;
+  OutputAssembly assembly_;
+  int assembledVar_ = -1;
+  std::string orderText_;      // the loop variable of the assembled level's coordinate
+  bool rowOpen_ = false;       // inside the loops of one output row (assembly)
+  bool outerRepeats_ = false;  // a loop outside the row may reach a row twice
   int accDepth_ = 0;
   int patternOperand_ = -1;  // a sparse target writes at this operand's positions
 
@@ -236,6 +255,23 @@ class NestBuilder {
       namesUsed.insert(name);
       if (previous >= 0) edges.emplace_back(previous, id);
       previous = id;
+    }
+    if (assembly_.active()) {
+      // An assembled output prefers its own level order (rows outermost) where the drivers'
+      // storage orders allow it.
+      std::vector<std::pair<int, int>> preferred = edges;
+      int previousVar = -1;
+      for (int32_t l = 0; l < target_.format.numLevels(); ++l) {
+        const int v = levelVar(target_, l);
+        if (v >= 0 && previousVar >= 0 && v != previousVar) preferred.emplace_back(previousVar, v);
+        previousVar = v;
+      }
+      try {
+        loopOrder_ = chooseLoopOrder(info, preferred, chains);
+        return;
+      } catch (const Error&) {
+        // the drivers decide; openRow() says so if the rows then repeat
+      }
     }
     try {
       loopOrder_ = chooseLoopOrder(info, edges, chains);
@@ -442,6 +478,7 @@ class NestBuilder {
       present_[k] = ir::var(in, ScalarType::kBool);
       positions_[k][static_cast<size_t>(l)] = ir::var("q" + suffixes[g], ScalarType::kI64);
     }
+    noteOuterLoop(v, true);
     boundVars_.insert(v);
     bindIndex(v, inner);
     bindAvailable(inner);
@@ -463,7 +500,47 @@ class NestBuilder {
     return out;
   }
 
+  /// Assembly: notes whether the loop over v, outside the output's row, may reach a row twice.
+  void noteOuterLoop(int v, bool unique) {
+    if (!assembly_.active() || rowOpen_) return;
+    if (isReduction(v) || !unique || v == assembledVar_) outerRepeats_ = true;
+  }
+
+  /// Assembly: the row of the output starts once the loops so far locate its parent position.
+  Stmt openRow(int depth) {
+    const int32_t level = assembly_.level();
+    SF_CHECK_CODE(!outerRepeats_, ErrorCode::kNotSupported)
+        << "output " << target_.tensor << " (" << target_.format.toString() << "): the loops ("
+        << orderText_ << ") reach each of its rows more than once, so it cannot be assembled "
+        << "row by row; bind the inputs in the output's level order (e.g. csr inputs for a csr "
+        << "output, csc for csc) or bind the output as dense";
+    rowOpen_ = true;
+    // Appended when the assembled coordinate is the next loop, walked in increasing order once
+    // each, and every loop after it reduces.
+    bool append = depth < static_cast<int>(loopOrder_.size()) &&
+                  loopOrder_[static_cast<size_t>(depth)] == assembledVar_;
+    for (size_t d = static_cast<size_t>(depth) + 1; append && d < loopOrder_.size(); ++d)
+      append = isReduction(loopOrder_[d]);
+    if (append) {
+      const auto levels = driverLevels(assembledVar_);
+      if (levels.size() == 1) {
+        const LevelType& type = ops_[levels[0].first].format.level(levels[0].second).type;
+        append = levelIteration(type.kind).coIterable(type);
+      }
+    }
+    assembly_.beginRow(append);
+    const Expr parent =
+        level == 0 ? ir::intImm(0) : positions_[ops_.size()][static_cast<size_t>(level - 1)];
+    return assembly_.row(parent, emit(depth));
+  }
+
+  bool parentKnown() const {
+    const int32_t level = assembly_.level();
+    return level == 0 || positions_[ops_.size()][static_cast<size_t>(level - 1)] != nullptr;
+  }
+
   Stmt emit(int depth) {
+    if (assembly_.active() && !rowOpen_ && parentKnown()) return openRow(depth);
     if (depth == accDepth_ && depth < static_cast<int>(loopOrder_.size()))
       return emitAccumulated(depth);
     if (depth == static_cast<int>(loopOrder_.size())) return innermost();
@@ -492,6 +569,7 @@ class NestBuilder {
       inner.push_back(ir::let(lv.name(), loop.coordinate));
       positions_[k][static_cast<size_t>(l)] = ir::var(loopName, ScalarType::kI64);
     }
+    noteOuterLoop(v, unique);
     boundVars_.insert(v);
     const Expr guard = bindIndex(v, inner);
     bindAvailable(inner);
@@ -506,7 +584,8 @@ class NestBuilder {
     notes.label = lv.name().substr(2);
     notes.disjointWrites = unique && !isReduction(v);
     if (depth == 0 && parallel_ && notes.disjointWrites) kind = ir::LoopKind::kParallel;
-    if (depth + 1 == static_cast<int>(loopOrder_.size()) && !driving && !accName_.empty()) {
+    if (depth + 1 == static_cast<int>(loopOrder_.size()) && !driving && !accName_.empty() &&
+        !assembly_.active()) {
       kind = ir::LoopKind::kVectorized;  // a dense reduction into the accumulator
       notes.reduction = accName_;
     }
@@ -528,9 +607,20 @@ class NestBuilder {
     accName_ = acc;
     Stmt loops = emitLoop(depth);
     accName_.clear();
+    if (assembly_.active()) {  // an entry only where some term was visited
+      const std::string hit = "hit" + std::to_string(nestId_);
+      return ir::block(
+          {ir::let(acc, ir::floatImm(init, compute_)), ir::let(hit, boolConstant(false)), loops,
+           ir::ifThen(ir::var(hit, ScalarType::kBool),
+                      assembly_.write(assembledCoordinate(), ir::var(acc, compute_)))});
+    }
     return ir::block({ir::let(acc, ir::floatImm(init, compute_)), loops,
                       ir::store(targetArray(), targetPosition(), ir::UpdateOp::kAdd,
                                 ir::cast(ir::var(acc, compute_), target_.valueType))});
+  }
+
+  Expr assembledCoordinate() const {
+    return ir::var(vars_[static_cast<size_t>(assembledVar_)].name(), ScalarType::kI64);
   }
 
   std::string accName_;
@@ -553,9 +643,20 @@ class NestBuilder {
 
   /// The innermost statement: update the target, or the accumulator when one is live.
   Stmt innermost() {
-    Stmt update = accName_.empty() ? ir::store(targetArray(), targetPosition(), updateOp(),
-                                               ir::cast(value(), target_.valueType))
-                                   : ir::assign(accName_, updateOp(), value());
+    Stmt update;
+    if (!accName_.empty()) {
+      update = ir::assign(accName_, updateOp(), value());
+      if (assembly_.active()) {
+        update = ir::block(
+            {assembly_.symbolic() ? nullptr : update,
+             ir::assign("hit" + std::to_string(nestId_), ir::UpdateOp::kSet, boolConstant(true))});
+      }
+    } else if (assembly_.active()) {
+      update = assembly_.write(assembledCoordinate(), assembly_.symbolic() ? nullptr : value());
+    } else {
+      update = ir::store(targetArray(), targetPosition(), updateOp(),
+                         ir::cast(value(), target_.valueType));
+    }
     // After co-iteration: only where the body may be nonzero for the operands present here.
     const Expr where = nonzeroWhere([&](size_t k) { return present_[k]; });
     return isConstant(where, true) ? update : ir::ifThen(where, update);
@@ -614,7 +715,7 @@ class NestBuilder {
 
 Stmt buildNest(const NestInput& input, std::string* orderText, std::set<std::string>* namesUsed) {
   NestBuilder builder(input.pass, input.operands, input.target, input.scalars, input.compute,
-                      input.parallel, input.nestId, input.requestedOrder);
+                      input.parallel, input.nestId, input.requestedOrder, input.assembly);
   Stmt nest = builder.build(orderText);
   namesUsed->insert(builder.namesUsed.begin(), builder.namesUsed.end());
   return nest;

@@ -26,9 +26,14 @@ struct Operand {
   std::vector<std::string> indices;
   Format format;
   ir::ScalarType valueType = ir::ScalarType::kF32;
-  bool driver = false;  ///< its non-random-access levels drive loops
+  bool driver = false;         ///< its non-random-access levels drive loops
+  bool outputPattern = false;  ///< a sparse target shares this operand's pattern (SDDMM)
   std::string arrayPrefix;
 };
+
+/// Which phase of a sparse output's assembly a nest is built for (see assembly.h); kNone for
+/// dense outputs and outputs that share an input's pattern.
+enum class AssemblyPhase { kNone, kSymbolic, kNumeric };
 
 /// Everything one nest is built from.
 struct NestInput {
@@ -40,6 +45,7 @@ struct NestInput {
   bool parallel = true;
   int nestId = 0;
   const std::vector<std::string>& requestedOrder;  ///< reorder()'s loop names
+  AssemblyPhase assembly = AssemblyPhase::kNone;
 };
 
 /// The loops of one nest. `orderText` receives the loop order ("i, k, j"); `namesUsed` the

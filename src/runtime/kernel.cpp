@@ -11,6 +11,7 @@
 #include "expr/expr.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
+#include "runtime/assembled_output.h"
 #include "runtime/kernel_args.h"
 #include "runtime/nm_linear_match.h"
 #include "schedule/schedule.h"
@@ -28,6 +29,7 @@ struct Kernel::Impl {
   std::string ir;
   jit::CompileResult compiled;
   sf_kernel_entry entry = nullptr;
+  sf_kernel_entry symbolic = nullptr;  ///< the first phase of a kernel that assembles its output
   /// Set when the kernel is the 2:4 linear layer: the hand-tuned NMLinear runs instead.
   std::shared_ptr<runtime::NMLinearRunner> nmLinear;
   DType outputType = DType::kF32;
@@ -82,10 +84,19 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
   }
   const expr::CheckedKernel checked = expr::check(impl->statement, infos);
   impl->lowered = lower::lowerKernel(checked, lowerOptions);
+  SF_CHECK_CODE(impl->lowered.assembledLevel < 0 || !sched.hasParallel(), ErrorCode::kNotSupported)
+      << "output " << checked.output << " is assembled row by row (per-thread workspaces over the "
+      << "default parallel row loop): a schedule may not choose other parallel loops for it";
   impl->lowered.body = schedule::applySchedule(impl->lowered.body, sched);
+  if (impl->lowered.symbolic)
+    impl->lowered.symbolic = schedule::applySchedule(impl->lowered.symbolic, sched);
   impl->checked = checked;
   impl->formats = lowerOptions.formats;
-  impl->ir = ir::toString(impl->lowered.body);
+  impl->ir = impl->lowered.symbolic
+                 ? "# phase 1 of 2: symbolic (entries per row)\n" +
+                       ir::toString(impl->lowered.symbolic) + "# phase 2 of 2: numeric\n" +
+                       ir::toString(impl->lowered.body)
+                 : ir::toString(impl->lowered.body);
   impl->outputType = checked.tensors.at(checked.output).dtype;
   if (auto match =
           sched.empty() ? runtime::matchNMLinear(checked, lowerOptions.formats) : std::nullopt) {
@@ -104,6 +115,10 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
   jitOptions.useCache = options.useCache;
   impl->compiled = jit::compile(impl->source, jitOptions);
   impl->entry = impl->compiled.module->function<sf_kernel_entry>(SF_KERNEL_ENTRY_NAME);
+  if (impl->lowered.symbolic) {
+    impl->symbolic =
+        impl->compiled.module->function<sf_kernel_entry>(SF_KERNEL_SYMBOLIC_ENTRY_NAME);
+  }
   Kernel kernel;
   kernel.impl_ = std::move(impl);
   return kernel;
@@ -118,6 +133,8 @@ Tensor Kernel::run(const std::map<std::string, const Tensor*>& inputs,
   }
   const runtime::BoundInputs bound =
       runtime::bindInputs(impl_->statement, impl_->lowered, inputs, params);
+  if (impl_->symbolic)
+    return runtime::runAssembling(impl_->lowered, bound, impl_->symbolic, impl_->entry);
   Tensor output = runtime::makeOutput(impl_->lowered, bound);
   const std::vector<sf_tensor_arg> args = runtime::tensorArgs(impl_->lowered, bound, output);
   impl_->entry(args.data(), bound.extents.data(), bound.params.data());
@@ -141,6 +158,13 @@ void Kernel::run(const std::map<std::string, const Tensor*>& inputs, Tensor& out
   const lower::TensorArg& out = impl_->lowered.tensors[0];
   SF_USER_CHECK(output.shape() == bound.outputShape)
       << "output '" << out.name << "' has the wrong shape for these inputs";
+  if (impl_->symbolic) {  // a new pattern: the output is replaced, in its format
+    SF_USER_CHECK(output.format() == out.format)
+        << "output '" << out.name << "' is " << output.format().toString()
+        << "; the kernel assembles " << out.format.toString();
+    output = runtime::runAssembling(impl_->lowered, bound, impl_->symbolic, impl_->entry);
+    return;
+  }
   SF_USER_CHECK(output.dtype() ==
                 (out.valueType == ir::ScalarType::kF64 ? DType::kF64 : DType::kF32))
       << "output '" << out.name << "' is " << dtypeName(output.dtype()) << ", the kernel writes "
@@ -193,6 +217,9 @@ std::string Kernel::describe() const {
   }
   if (!impl_->lowered.outputPatternFrom.empty()) {
     out << "  output pattern: " << impl_->lowered.outputPatternFrom << "\n";
+  }
+  if (impl_->lowered.symbolic) {
+    out << "  output assembled: symbolic phase (entries per row), then numeric\n";
   }
   if (impl_->nmLinear) {
     const auto& m = impl_->nmLinear->match();

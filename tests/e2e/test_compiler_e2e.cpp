@@ -228,6 +228,55 @@ std::vector<Case> cases() {
                  {{"A", "csf"}, {"B", "csf"}},
                  {{"i", 11}, {"j", 7}, {"k", 13}},
                  0.5});
+  // Sparse outputs with patterns of their own, assembled in two phases: appended in order
+  // (co-iteration) or through a per-thread workspace (Gustavson SpGEMM, SpMM into csr).
+  for (std::string f : {"csr", "csr@i64", "dcsr"}) {
+    out.push_back({"assemble_spgemm_" + f,
+                   "C(i,j) = A(i,k) * B(k,j)",
+                   {{"A", f}, {"B", f}, {"C", f == "dcsr" ? "csr" : f}},
+                   mm,
+                   0.15});
+  }
+  out.push_back({"assemble_spgemm_csc",
+                 "C(i,j) = A(i,k) * B(k,j)",
+                 {{"A", "csc"}, {"B", "csc"}, {"C", "csc"}},
+                 mm,
+                 0.15});
+  out.push_back({"assemble_spgemm_f64",
+                 "C(i,j) = A(i,k) * B(k,j)",
+                 {{"A", "csr"}, {"B", "csr"}, {"C", "csr"}},
+                 mm,
+                 0.15,
+                 {},
+                 {{"A", DType::kF64}, {"B", DType::kF64}, {"C", DType::kF64}}});
+  out.push_back({"assemble_spmm_dense_B_into_csr",
+                 "C(i,j) = A(i,k) * B(k,j)",
+                 {{"A", "csr"}, {"C", "csr"}},
+                 mm,
+                 0.1});
+  out.push_back(
+      {"assemble_add", "C(i,j) = A(i,j) + B(i,j)", {{"A", "csr"}, {"B", "csr"}, {"C", "csr"}}, mv});
+  out.push_back({"assemble_mul",
+                 "C(i,j) = A(i,j) * B(i,j)",
+                 {{"A", "csr"}, {"B", "csr"}, {"C", "csr"}},
+                 mv,
+                 0.5});
+  out.push_back({"assemble_add_dcsr_csc_out",
+                 "C(i,j) = A(i,j) - 2 * B(i,j)",
+                 {{"A", "csc"}, {"B", "dcsc"}, {"C", "csc"}},
+                 mv});
+  out.push_back({"assemble_vector_add",
+                 "z(i) = x(i) + relu(y(i))",
+                 {{"x", "levels[d0:compressed]"},
+                  {"y", "levels[d0:compressed]"},
+                  {"z", "levels[d0:compressed]"}},
+                 {{"i", 301}},
+                 0.3});
+  out.push_back({"assemble_spmv_into_sparse_vector",
+                 "y(i) = A(i,j) * x(j)",
+                 {{"A", "dcsr"}, {"y", "levels[d0:compressed]"}},
+                 mv,
+                 0.05});
   const std::map<std::string, int64_t> t3{{"i", 11}, {"j", 7}, {"k", 13}, {"l", 9}};
   for (std::string f : {"csf", "coo", "dense"}) {
     out.push_back({"mttkrp_" + f, "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", {{"B", f}}, t3});
@@ -464,15 +513,45 @@ TEST(CompilerHandTuned, TwoFourWeightsArePackedOncePerBufferAndRepackedForANewOn
 
 TEST(CompilerErrors, UnsupportedOutputsAndFormatsSaySo) {
   KernelOptions options;
-  options.formats = {{"A", "csr"}, {"B", "csr"}, {"C", "csr"}};
-  try {
-    Kernel::compile("C(i,j) = A(i,k) * B(k,j)", options);
-    ADD_FAILURE() << "no error for a sparse SpGEMM output";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kNotSupported);
-    EXPECT_NE(std::string(e.what()).find("bind the output as dense"), std::string::npos)
-        << e.what();
+  // Sparse outputs that cannot be assembled row by row say why and what to do.
+  struct Refused {
+    std::string text;
+    std::map<std::string, std::string> formats;
+    std::string schedule, message;
+  };
+  for (const Refused& r : std::vector<Refused>{
+           {"C(i,j) = A(i,k) * B(k,j)",
+            {{"A", "csc"}, {"B", "csc"}, {"C", "csr"}},
+            "",
+            "reach each of its rows more than once"},
+           {"C(i,j) += A(i,j) + B(i,j)",
+            {{"A", "csr"}, {"B", "csr"}, {"C", "csr"}},
+            "",
+            "`+=` into a sparse output"},
+           {"C(i,j) = relu(sum(k, A(i,k) * B(k,j)) + b(j))",
+            {{"A", "csr"}, {"B", "csr"}, {"C", "csr"}},
+            "",
+            "bind the output as dense"},
+           {"C(i,j) = A(i,j) + B(i,j)",
+            {{"A", "csr"}, {"B", "csr"}, {"C", "coo"}},
+            "",
+            "dense levels over one last compressed level"},
+           {"C(i,j) = A(i,k) * B(k,j)",
+            {{"A", "csr"}, {"B", "csr"}, {"C", "csr"}},
+            "parallel(k)",
+            "may not choose other parallel loops"},
+       }) {
+    options.formats = r.formats;
+    options.schedule = r.schedule;
+    try {
+      Kernel::compile(r.text, options);
+      ADD_FAILURE() << "no error for " << r.text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kNotSupported) << e.what();
+      EXPECT_NE(std::string(e.what()).find(r.message), std::string::npos) << e.what();
+    }
   }
+  options.schedule = "";
   options.formats = {{"A", "hyb"}};
   try {
     Kernel::compile("y(i) = A(i,j) * x(j)", options);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "codegen/c/prelude.h"
+#include "sparseflow/runtime_abi.h"
 #include "ir/expr_writer.h"
 #include "support/check.h"
 
@@ -72,7 +73,9 @@ class CppEmitter : public ExprWriter {
         n.notes.reduction.empty() ? "" : reductionClause(n.body, n.notes.reduction);
     if (n.loopKind == LoopKind::kParallel) {
       line();
-      out << "#pragma omp parallel for schedule(dynamic, 16)" << reduction << "\n";
+      // Inside a region opened by per-thread workspaces the threads exist already.
+      out << (inRegion_ ? "#pragma omp for" : "#pragma omp parallel for")
+          << " schedule(dynamic, 16)" << reduction << "\n";
     } else if (n.loopKind == LoopKind::kVectorized) {
       line();
       out << "#pragma omp simd" << reduction << "\n";
@@ -86,9 +89,23 @@ class CppEmitter : public ExprWriter {
     out << "; " << n.var << " < ";
     visit(n.end);
     out << "; ++" << n.var << ") {\n";
-    const bool atomic = atomic_;
+    const bool atomic = atomic_, region = inRegion_;
     atomic_ = atomic_ || n.notes.atomicStores;
-    nested(n.body);
+    inRegion_ = false;
+    if (region && n.loopKind == LoopKind::kParallel) {
+      // Every thread runs the loop's schedule; one whose workspace could not be allocated skips
+      // the bodies (as a serial Allocate does).
+      ++indent;
+      line();
+      out << "if (sf_workspaces_ok) {\n";
+      nested(n.body);
+      line();
+      out << "}\n";
+      --indent;
+    } else {
+      nested(n.body);
+    }
+    inRegion_ = region;
     atomic_ = atomic;
     line();
     out << "}\n";
@@ -146,6 +163,27 @@ class CppEmitter : public ExprWriter {
     update(n.op, target.str(), n.value);
   }
   void visitAllocate(const Allocate& n) override {
+    if (n.perThread && !inRegion_ && parallelLoopInside(n)) {
+      // One parallel region: each thread allocates its workspaces once, then shares the loop.
+      line();
+      out << "#pragma omp parallel\n";
+      line();
+      out << "{\n";
+      ++indent;
+      line();
+      out << "bool sf_workspaces_ok = true;\n";
+      inRegion_ = true;
+      perThreadArrays(n);
+      inRegion_ = false;
+      --indent;
+      line();
+      out << "}\n";
+      return;
+    }
+    if (n.perThread && inRegion_) {
+      perThreadArrays(n);
+      return;
+    }
     const char* type = cppTypeName(n.array.element);
     line();
     out << type << "* __restrict " << n.array.name << " = (" << type << "*)calloc((size_t)(";
@@ -159,13 +197,46 @@ class CppEmitter : public ExprWriter {
     line();
     out << "}\n";
   }
+  void visitSort(const Sort& n) override {
+    line();
+    out << "std::sort(" << n.array.name << " + (";
+    visit(n.begin);
+    out << "), " << n.array.name << " + (";
+    visit(n.end);
+    out << "));\n";
+  }
   void visitComment(const Comment& n) override {
     line();
     out << "// " << n.text << "\n";
   }
 
  private:
-  bool atomic_ = false;  // inside a parallel loop whose stores are atomic
+  bool atomic_ = false;    // inside a parallel loop whose stores are atomic
+  bool inRegion_ = false;  // inside `omp parallel` opened for per-thread workspaces
+
+  /// True when a chain of per-thread Allocates ends in a parallel loop.
+  static bool parallelLoopInside(const Allocate& n) {
+    Stmt body = n.body;
+    while (body->kind == StmtKind::kAllocate && static_cast<const Allocate&>(*body).perThread) {
+      body = static_cast<const Allocate&>(*body).body;
+    }
+    return body->kind == StmtKind::kFor &&
+           static_cast<const For&>(*body).loopKind == LoopKind::kParallel;
+  }
+
+  /// Inside the region: this thread's array, then the body, then the array freed.
+  void perThreadArrays(const Allocate& n) {
+    const char* type = cppTypeName(n.array.element);
+    line();
+    out << type << "* __restrict " << n.array.name << " = (" << type << "*)calloc((size_t)(";
+    visit(n.size);
+    out << ") + 1, sizeof(" << type << "));\n";
+    line();
+    out << "sf_workspaces_ok = sf_workspaces_ok && " << n.array.name << " != nullptr;\n";
+    visit(n.body);
+    line();
+    out << "free(" << n.array.name << ");\n";
+  }
 
   void nested(const Stmt& s) {
     ++indent;
@@ -204,17 +275,13 @@ const char* kindField(lower::ArrayBinding::Kind kind) {
 
 }  // namespace
 
-std::string emitCpp(const lower::LoweredKernel& kernel) {
-  std::ostringstream out;
-  out << cppPrelude() << "\n";
-  out << "// Tensors (argument order):";
-  for (size_t k = 0; k < kernel.tensors.size(); ++k) {
-    out << (k ? ", " : " ") << kernel.tensors[k].name << " " << kernel.tensors[k].format.toString();
-  }
-  out << "\n// Loop order per nest:";
-  for (const std::string& order : kernel.loopOrders) out << " [" << order << "]";
-  out << "\nextern \"C\" void sf_kernel_main(const sf_tensor_arg* sf_tensors, const int64_t* "
-         "sf_extents,\n"
+namespace {
+
+/// One entry point: the extents, the arrays of every tensor, then `body`.
+void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, const char* name,
+               const Stmt& body) {
+  out << "extern \"C\" void " << name
+      << "(const sf_tensor_arg* sf_tensors, const int64_t* sf_extents,\n"
          "                               const double* sf_params) {\n";
   out << "  (void)sf_tensors; (void)sf_extents; (void)sf_params;\n";
   for (size_t k = 0; k < kernel.indexVars.size(); ++k) {
@@ -227,7 +294,12 @@ std::string emitCpp(const lower::LoweredKernel& kernel) {
           << a.level << "];\n";
       continue;
     }
-    const bool writable = a.tensor == 0 && a.kind == lower::ArrayBinding::Kind::kValues;
+    // The output's values, and the index arrays of the level it assembles, are written.
+    const bool writable =
+        a.tensor == 0 &&
+        (a.kind == lower::ArrayBinding::Kind::kValues ||
+         (a.level == kernel.assembledLevel && (a.kind == lower::ArrayBinding::Kind::kPos ||
+                                               a.kind == lower::ArrayBinding::Kind::kCrd)));
     const char* type = cppTypeName(a.array.element);
     out << "  " << (writable ? "" : "const ") << type << "* __restrict " << a.array.name << " = ("
         << (writable ? "" : "const ") << type << "*)sf_tensors[" << a.tensor << "]."
@@ -236,9 +308,30 @@ std::string emitCpp(const lower::LoweredKernel& kernel) {
     out << ";\n";
     out << "  (void)" << a.array.name << ";\n";
   }
-  CppEmitter body;
-  body.visit(kernel.body);
-  out << body.out.str() << "}\n";
+  CppEmitter emitter;
+  emitter.visit(body);
+  out << emitter.out.str() << "}\n";
+}
+
+}  // namespace
+
+std::string emitCpp(const lower::LoweredKernel& kernel) {
+  std::ostringstream out;
+  out << cppPrelude() << "\n";
+  out << "// Tensors (argument order):";
+  for (size_t k = 0; k < kernel.tensors.size(); ++k) {
+    out << (k ? ", " : " ") << kernel.tensors[k].name << " " << kernel.tensors[k].format.toString();
+  }
+  out << "\n// Loop order per nest:";
+  for (const std::string& order : kernel.loopOrders) out << " [" << order << "]";
+  out << "\n";
+  if (kernel.symbolic) {
+    out << "// Assembly, phase 1 of 2: the number of entries of the output under each parent,\n"
+           "// written to pos[parent + 1] (the runtime sums them and allocates).\n";
+    emitEntry(out, kernel, SF_KERNEL_SYMBOLIC_ENTRY_NAME, kernel.symbolic);
+    out << "// Phase 2 of 2: coordinates and values.\n";
+  }
+  emitEntry(out, kernel, SF_KERNEL_ENTRY_NAME, kernel.body);
   return out.str();
 }
 
