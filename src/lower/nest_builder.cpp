@@ -6,10 +6,10 @@
 #include <limits>
 #include <optional>
 
-#include "lower/assembly.h"
 #include "lower/level_iteration.h"
 #include "lower/loop_order.h"
 #include "lower/lower.h"
+#include "lower/nest_builder_impl.h"
 #include "lower/presence.h"
 #include "support/check.h"
 
@@ -36,687 +36,472 @@ Format denseFormat(int32_t rank) {
   return rank == 0 ? Format(0, {}) : Format::parse("dense", rank);
 }
 
-namespace {
+}  // namespace sparseflow::lower
 
-/// A loop variable: a whole index, or the block / in-block part of a blocked index.
-struct LoopVar {
-  std::string index;
-  LevelExpr::Op part = LevelExpr::Op::kIdentity;  ///< kDiv: block index, kMod: offset in block
-  int64_t block = 1;
-  std::string name() const {
-    return "v_" + index +
-           (part == LevelExpr::Op::kDiv   ? "_blk"
-            : part == LevelExpr::Op::kMod ? "_in"
-                                          : "");
+namespace sparseflow::lower::detail {
+
+Stmt NestBuilder::build(std::string* orderText) {
+  planLoopVars();
+  order();
+  for (size_t k = 0; k < loopOrder_.size(); ++k) {
+    *orderText += (k ? ", " : "") + vars_[static_cast<size_t>(loopOrder_[k])].name().substr(2);
   }
-};
-
-class NestBuilder {
- public:
-  NestBuilder(const Pass& pass, std::vector<Operand> operands, const Operand& target,
-              const std::map<std::string, Expr>& values, ScalarType compute, bool parallel,
-              int nestId, const std::vector<std::string>& requestedOrder, AssemblyPhase phase)
-      : pass_(pass),
-        ops_(std::move(operands)),
-        target_(target),
-        scalars_(values),
-        compute_(compute),
-        parallel_(parallel),
-        nestId_(nestId),
-        requested_(requestedOrder),
-        assembly_(phase, target_, nestId, compute) {}
-
-  /// The requested loop names this nest has (after build()).
-  std::set<std::string> namesUsed;
-
-  Stmt build(std::string* orderText) {
-    planLoopVars();
-    order();
-    for (size_t k = 0; k < loopOrder_.size(); ++k) {
-      *orderText += (k ? ", " : "") + vars_[static_cast<size_t>(loopOrder_[k])].name().substr(2);
-    }
-    orderText_ = *orderText;
-    for (size_t k = 0; k < ops_.size(); ++k) {
-      if (ops_[k].outputPattern) patternOperand_ = static_cast<int>(k);
-    }
-    SF_ICHECK(isDenseFormat(target_.format) || patternOperand_ >= 0 || assembly_.active())
-        << "sparse target without a pattern";
-    if (assembly_.active()) {
-      // A sparse vector output is one row: the nest runs serially.
-      parallel_ = parallel_ && assembly_.level() > 0;
-      assembledVar_ = levelVar(target_, assembly_.level());
-      SF_CHECK_CODE(assembledVar_ >= 0 &&
-                        vars_[static_cast<size_t>(assembledVar_)].part == LevelExpr::Op::kIdentity,
-                    ErrorCode::kNotSupported)
-          << "output " << target_.tensor << " (" << target_.format.toString()
-          << "): assembling a blocked index is not supported";
-    }
-    present_.assign(ops_.size(), nullptr);
-    positions_.assign(ops_.size() + 1, {});
-    for (size_t k = 0; k <= ops_.size(); ++k) {
-      positions_[k].assign(static_cast<size_t>(operandAt(k).format.numLevels()), nullptr);
-    }
-    // The first accumulator depth: from there on every loop reduces.
-    accDepth_ = static_cast<int>(loopOrder_.size());
-    while (accDepth_ > 0 && isReduction(loopOrder_[static_cast<size_t>(accDepth_ - 1)]))
-      --accDepth_;
-    std::vector<Stmt> prologue;
-    bindAvailable(prologue);
-    Stmt nest = emit(0);
-    if (assembly_.active()) {
-      nest = assembly_.withWorkspaces(nest, loopExtent(vars_[static_cast<size_t>(assembledVar_)]));
-    }
-    prologue.push_back(nest);
-    return ir::block(std::move(prologue));
+  orderText_ = *orderText;
+  for (size_t k = 0; k < ops_.size(); ++k) {
+    if (ops_[k].outputPattern) patternOperand_ = static_cast<int>(k);
   }
-
- private:
-  const Pass& pass_;
-  std::vector<Operand> ops_;
-  Operand target_;
-  const std::map<std::string, Expr>& scalars_;
-  ScalarType compute_;
-  bool parallel_;
-  int nestId_;
-  const std::vector<std::string>& requested_;
-  std::vector<LoopVar> vars_;
-  std::vector<int> loopOrder_;
-  std::set<int> boundVars_;
-  std::set<std::string> boundIndices_;
-  std::vector<std::vector<Expr>> positions_;  // [operand (target last)][level]
-  // Per operand: the condition that it has an entry at the current point (null: always), set by
-  // co-iteration; its value reads as 0 where the condition is false.
-  std::vector<Expr> present_;
-  OutputAssembly assembly_;
-  int assembledVar_ = -1;
-  std::string orderText_;      // the loop variable of the assembled level's coordinate
-  bool rowOpen_ = false;       // inside the loops of one output row (assembly)
-  bool outerRepeats_ = false;  // a loop outside the row may reach a row twice
-  int accDepth_ = 0;
-  int patternOperand_ = -1;  // a sparse target writes at this operand's positions
-
-  const Operand& operandAt(size_t k) const { return k < ops_.size() ? ops_[k] : target_; }
-
-  bool isReduction(int v) const {
-    const std::string& index = vars_[static_cast<size_t>(v)].index;
-    return std::find(pass_.targetIndices.begin(), pass_.targetIndices.end(), index) ==
-           pass_.targetIndices.end();
+  SF_ICHECK(isDenseFormat(target_.format) || patternOperand_ >= 0 || assembly_.active())
+      << "sparse target without a pattern";
+  if (assembly_.active()) {
+    // A sparse vector output is one row: the nest runs serially.
+    parallel_ = parallel_ && assembly_.level() > 0;
+    assembledVar_ = levelVar(target_, assembly_.level());
+    SF_CHECK_CODE(assembledVar_ >= 0 &&
+                      vars_[static_cast<size_t>(assembledVar_)].part == LevelExpr::Op::kIdentity,
+                  ErrorCode::kNotSupported)
+        << "output " << target_.tensor << " (" << target_.format.toString()
+        << "): assembling a blocked index is not supported";
   }
-
-  int varId(const std::string& index, LevelExpr::Op part) const {
-    for (size_t v = 0; v < vars_.size(); ++v) {
-      if (vars_[v].index == index && vars_[v].part == part) return static_cast<int>(v);
-    }
-    return -1;
+  present_.assign(ops_.size(), nullptr);
+  positions_.assign(ops_.size() + 1, {});
+  for (size_t k = 0; k <= ops_.size(); ++k) {
+    positions_[k].assign(static_cast<size_t>(operandAt(k).format.numLevels()), nullptr);
   }
-
-  /// The loop variable a driver's level iterates (-1 for a random-access level with no own var).
-  int levelVar(const Operand& op, int32_t l) const {
-    const LevelExpr& e = op.format.level(l).expr;
-    const std::string& index = op.indices[static_cast<size_t>(e.dim)];
-    int v = varId(index, e.op);
-    if (v < 0 && e.op == LevelExpr::Op::kIdentity) v = varId(index, LevelExpr::Op::kDiv);
-    return v;
+  // The first accumulator depth: from there on every loop reduces.
+  accDepth_ = static_cast<int>(loopOrder_.size());
+  while (accDepth_ > 0 && isReduction(loopOrder_[static_cast<size_t>(accDepth_ - 1)])) --accDepth_;
+  std::vector<Stmt> prologue;
+  bindAvailable(prologue);
+  Stmt nest = emit(0);
+  if (assembly_.active()) {
+    nest = assembly_.withWorkspaces(nest, loopExtent(vars_[static_cast<size_t>(assembledVar_)]));
   }
+  prologue.push_back(nest);
+  return ir::block(std::move(prologue));
+}
 
-  void planLoopVars() {
-    std::vector<std::string> indices = pass_.targetIndices;
-    for (const std::string& r : pass_.reductions) indices.push_back(r);
-    for (const Operand& op : ops_) {
-      for (const std::string& i : op.indices) {
-        if (std::find(indices.begin(), indices.end(), i) == indices.end()) indices.push_back(i);
-      }
-    }
-    for (const std::string& index : indices) {
-      int64_t block = 0;
-      for (const Operand& op : ops_) {
-        if (!op.driver) continue;
-        for (const LevelSpec& l : op.format.levels()) {
-          if (l.expr.op == LevelExpr::Op::kIdentity ||
-              op.indices[static_cast<size_t>(l.expr.dim)] != index)
-            continue;
-          SF_CHECK_CODE(block == 0 || block == l.expr.block, ErrorCode::kNotSupported)
-              << "index '" << index << "' is blocked by " << block << " and by " << l.expr.block
-              << " in different operands";
-          block = l.expr.block;
-        }
-      }
-      for (const Operand& op : ops_) {
-        if (!op.driver || block == 0) continue;
-        for (const LevelSpec& l : op.format.levels()) {
-          SF_CHECK_CODE(l.expr.op != LevelExpr::Op::kIdentity ||
-                            op.indices[static_cast<size_t>(l.expr.dim)] != index ||
-                            levelIteration(l.type.kind).randomAccess(),
-                        ErrorCode::kNotSupported)
-              << "index '" << index << "' is blocked by " << block
-              << " in one operand and iterated "
-              << "whole by " << op.tensor;
-        }
-      }
-      if (block > 0) {
-        vars_.push_back({index, LevelExpr::Op::kDiv, block});
-        vars_.push_back({index, LevelExpr::Op::kMod, block});
-      } else {
-        vars_.push_back({index, LevelExpr::Op::kIdentity, 1});
-      }
+bool NestBuilder::isReduction(int v) const {
+  const std::string& index = vars_[static_cast<size_t>(v)].index;
+  return std::find(pass_.targetIndices.begin(), pass_.targetIndices.end(), index) ==
+         pass_.targetIndices.end();
+}
+
+int NestBuilder::varId(const std::string& index, LevelExpr::Op part) const {
+  for (size_t v = 0; v < vars_.size(); ++v) {
+    if (vars_[v].index == index && vars_[v].part == part) return static_cast<int>(v);
+  }
+  return -1;
+}
+
+int NestBuilder::levelVar(const Operand& op, int32_t l) const {
+  const LevelExpr& e = op.format.level(l).expr;
+  const std::string& index = op.indices[static_cast<size_t>(e.dim)];
+  int v = varId(index, e.op);
+  if (v < 0 && e.op == LevelExpr::Op::kIdentity) v = varId(index, LevelExpr::Op::kDiv);
+  return v;
+}
+
+void NestBuilder::planLoopVars() {
+  std::vector<std::string> indices = pass_.targetIndices;
+  for (const std::string& r : pass_.reductions) indices.push_back(r);
+  for (const Operand& op : ops_) {
+    for (const std::string& i : op.indices) {
+      if (std::find(indices.begin(), indices.end(), i) == indices.end()) indices.push_back(i);
     }
   }
-
-  void order() {
-    std::vector<LoopVarInfo> info(vars_.size());
-    for (size_t v = 0; v < vars_.size(); ++v) {
-      info[v].name = vars_[v].name().substr(2);
-      info[v].isOutputIndex = !isReduction(static_cast<int>(v));
-      info[v].position = 2.0;
-      if (vars_[v].part == LevelExpr::Op::kMod) info[v].position = 1.5;
-    }
-    std::vector<const Operand*> all;
-    for (const Operand& op : ops_) all.push_back(&op);
-    all.push_back(&target_);
-    for (const Operand* op : all) {
-      if (op->indices.size() < 2) continue;  // a vector's index order says nothing of locality
-      const double denominator = std::max<double>(1.0, static_cast<double>(op->indices.size()) - 1);
-      for (size_t d = 0; d < op->indices.size(); ++d) {
-        for (size_t v = 0; v < vars_.size(); ++v) {
-          if (vars_[v].index != op->indices[d] || vars_[v].part == LevelExpr::Op::kMod) continue;
-          info[v].position = std::min(info[v].position, static_cast<double>(d) / denominator);
-        }
-      }
-    }
-    std::vector<std::pair<int, int>> edges;
-    std::vector<std::vector<int>> chains;
+  for (const std::string& index : indices) {
+    int64_t block = 0;
     for (const Operand& op : ops_) {
       if (!op.driver) continue;
-      std::vector<int> chain;
-      for (int32_t l = 0; l < op.format.numLevels(); ++l) {
-        const int v = levelVar(op, l);
-        if (!chain.empty() && chain.back() != v) edges.emplace_back(chain.back(), v);
-        if (chain.empty() || chain.back() != v) chain.push_back(v);
+      for (const LevelSpec& l : op.format.levels()) {
+        if (l.expr.op == LevelExpr::Op::kIdentity ||
+            op.indices[static_cast<size_t>(l.expr.dim)] != index)
+          continue;
+        SF_CHECK_CODE(block == 0 || block == l.expr.block, ErrorCode::kNotSupported)
+            << "index '" << index << "' is blocked by " << block << " and by " << l.expr.block
+            << " in different operands";
+        block = l.expr.block;
       }
-      chains.push_back(chain);
     }
-    if (pass_.op == expr::ReduceOp::kMax) {  // the accumulator needs every reduction innermost
-      for (size_t a = 0; a < vars_.size(); ++a) {
-        for (size_t b = 0; b < vars_.size(); ++b) {
-          if (!isReduction(static_cast<int>(a)) && isReduction(static_cast<int>(b))) {
-            edges.emplace_back(static_cast<int>(a), static_cast<int>(b));
-          }
+    for (const Operand& op : ops_) {
+      if (!op.driver || block == 0) continue;
+      for (const LevelSpec& l : op.format.levels()) {
+        SF_CHECK_CODE(l.expr.op != LevelExpr::Op::kIdentity ||
+                          op.indices[static_cast<size_t>(l.expr.dim)] != index ||
+                          levelIteration(l.type.kind).randomAccess(),
+                      ErrorCode::kNotSupported)
+            << "index '" << index << "' is blocked by " << block << " in one operand and iterated "
+            << "whole by " << op.tensor;
+      }
+    }
+    if (block > 0) {
+      vars_.push_back({index, LevelExpr::Op::kDiv, block});
+      vars_.push_back({index, LevelExpr::Op::kMod, block});
+    } else {
+      vars_.push_back({index, LevelExpr::Op::kIdentity, 1});
+    }
+  }
+}
+
+void NestBuilder::order() {
+  std::vector<LoopVarInfo> info(vars_.size());
+  for (size_t v = 0; v < vars_.size(); ++v) {
+    info[v].name = vars_[v].name().substr(2);
+    info[v].isOutputIndex = !isReduction(static_cast<int>(v));
+    info[v].position = 2.0;
+    if (vars_[v].part == LevelExpr::Op::kMod) info[v].position = 1.5;
+  }
+  std::vector<const Operand*> all;
+  for (const Operand& op : ops_) all.push_back(&op);
+  all.push_back(&target_);
+  for (const Operand* op : all) {
+    if (op->indices.size() < 2) continue;  // a vector's index order says nothing of locality
+    const double denominator = std::max<double>(1.0, static_cast<double>(op->indices.size()) - 1);
+    for (size_t d = 0; d < op->indices.size(); ++d) {
+      for (size_t v = 0; v < vars_.size(); ++v) {
+        if (vars_[v].index != op->indices[d] || vars_[v].part == LevelExpr::Op::kMod) continue;
+        info[v].position = std::min(info[v].position, static_cast<double>(d) / denominator);
+      }
+    }
+  }
+  std::vector<std::pair<int, int>> edges;
+  std::vector<std::vector<int>> chains;
+  for (const Operand& op : ops_) {
+    if (!op.driver) continue;
+    std::vector<int> chain;
+    for (int32_t l = 0; l < op.format.numLevels(); ++l) {
+      const int v = levelVar(op, l);
+      if (!chain.empty() && chain.back() != v) edges.emplace_back(chain.back(), v);
+      if (chain.empty() || chain.back() != v) chain.push_back(v);
+    }
+    chains.push_back(chain);
+  }
+  if (pass_.op == expr::ReduceOp::kMax) {  // the accumulator needs every reduction innermost
+    for (size_t a = 0; a < vars_.size(); ++a) {
+      for (size_t b = 0; b < vars_.size(); ++b) {
+        if (!isReduction(static_cast<int>(a)) && isReduction(static_cast<int>(b))) {
+          edges.emplace_back(static_cast<int>(a), static_cast<int>(b));
         }
       }
     }
-    // The schedule's reorder(): consecutive names present in this nest.
-    int previous = -1;
-    for (const std::string& name : requested_) {
-      int id = -1;
-      for (size_t v = 0; v < vars_.size(); ++v) {
-        if (info[v].name == name) id = static_cast<int>(v);
-      }
-      if (id < 0) continue;
-      namesUsed.insert(name);
-      if (previous >= 0) edges.emplace_back(previous, id);
-      previous = id;
+  }
+  // The schedule's reorder(): consecutive names present in this nest.
+  int previous = -1;
+  for (const std::string& name : requested_) {
+    int id = -1;
+    for (size_t v = 0; v < vars_.size(); ++v) {
+      if (info[v].name == name) id = static_cast<int>(v);
     }
-    if (assembly_.active()) {
-      // An assembled output prefers its own level order (rows outermost) where the drivers'
-      // storage orders allow it.
-      std::vector<std::pair<int, int>> preferred = edges;
-      int previousVar = -1;
-      for (int32_t l = 0; l < target_.format.numLevels(); ++l) {
-        const int v = levelVar(target_, l);
-        if (v >= 0 && previousVar >= 0 && v != previousVar) preferred.emplace_back(previousVar, v);
-        previousVar = v;
-      }
-      try {
-        loopOrder_ = chooseLoopOrder(info, preferred, chains);
-        return;
-      } catch (const Error&) {
-        // the drivers decide; openRow() says so if the rows then repeat
-      }
+    if (id < 0) continue;
+    namesUsed.insert(name);
+    if (previous >= 0) edges.emplace_back(previous, id);
+    previous = id;
+  }
+  if (assembly_.active()) {
+    // An assembled output prefers its own level order (rows outermost) where the drivers'
+    // storage orders allow it.
+    std::vector<std::pair<int, int>> preferred = edges;
+    int previousVar = -1;
+    for (int32_t l = 0; l < target_.format.numLevels(); ++l) {
+      const int v = levelVar(target_, l);
+      if (v >= 0 && previousVar >= 0 && v != previousVar) preferred.emplace_back(previousVar, v);
+      previousVar = v;
     }
     try {
-      loopOrder_ = chooseLoopOrder(info, edges, chains);
-    } catch (const Error& e) {
-      if (requested_.empty()) throw;
-      std::string storage;
-      for (const Operand& op : ops_) {
-        if (!op.driver) continue;
-        storage +=
-            (storage.empty() ? "" : "; ") + op.tensor + " (" + op.format.toString() + ") walks";
-        for (int32_t l = 0; l < op.format.numLevels(); ++l) {
-          storage += " " + vars_[static_cast<size_t>(levelVar(op, l))].name().substr(2);
-        }
+      loopOrder_ = chooseLoopOrder(info, preferred, chains);
+      return;
+    } catch (const Error&) {
+      // the drivers decide; openRow() says so if the rows then repeat
+    }
+  }
+  try {
+    loopOrder_ = chooseLoopOrder(info, edges, chains);
+  } catch (const Error& e) {
+    if (requested_.empty()) throw;
+    std::string storage;
+    for (const Operand& op : ops_) {
+      if (!op.driver) continue;
+      storage +=
+          (storage.empty() ? "" : "; ") + op.tensor + " (" + op.format.toString() + ") walks";
+      for (int32_t l = 0; l < op.format.numLevels(); ++l) {
+        storage += " " + vars_[static_cast<size_t>(levelVar(op, l))].name().substr(2);
       }
-      std::string asked;
-      for (const std::string& n : requested_) asked += (asked.empty() ? "" : ", ") + n;
-      SF_FAIL(kInvalidArgument) << "reorder(" << asked
-                                << ") conflicts with the storage order of the sparse "
-                                << "operands: " << storage << " in that order";
     }
+    std::string asked;
+    for (const std::string& n : requested_) asked += (asked.empty() ? "" : ", ") + n;
+    SF_FAIL(kInvalidArgument) << "reorder(" << asked
+                              << ") conflicts with the storage order of the sparse "
+                              << "operands: " << storage << " in that order";
   }
+}
 
-  Expr extentOf(const std::string& index) const {
-    return ir::var(extentName(index), ScalarType::kI64);
+Expr NestBuilder::extentOf(const std::string& index) const {
+  return ir::var(extentName(index), ScalarType::kI64);
+}
+
+Expr NestBuilder::loopExtent(const LoopVar& v) const {
+  if (v.part == LevelExpr::Op::kDiv) {
+    return ir::binary(ir::BinaryOp::kDiv, ir::add(extentOf(v.index), ir::intImm(v.block - 1)),
+                      ir::intImm(v.block));
   }
+  if (v.part == LevelExpr::Op::kMod) return ir::intImm(v.block);
+  return extentOf(v.index);
+}
 
-  Expr loopExtent(const LoopVar& v) const {
-    if (v.part == LevelExpr::Op::kDiv) {
-      return ir::binary(ir::BinaryOp::kDiv, ir::add(extentOf(v.index), ir::intImm(v.block - 1)),
-                        ir::intImm(v.block));
-    }
-    if (v.part == LevelExpr::Op::kMod) return ir::intImm(v.block);
-    return extentOf(v.index);
+LevelContext NestBuilder::levelContext(size_t k, int32_t l) const {
+  const Operand& op = operandAt(k);
+  const LevelSpec& spec = op.format.level(l);
+  LevelContext ctx;
+  ctx.type = spec.type;
+  const std::string level = std::to_string(l);
+  ctx.pos = {op.arrayPrefix + "_pos" + level, widthType(op.format.posWidth())};
+  ctx.crd = {op.arrayPrefix + "_crd" + level, widthType(op.format.crdWidth())};
+  ctx.meta = {op.arrayPrefix + "_meta" + level, ScalarType::kU8};
+  ctx.slots = spec.type.k > 0 ? ir::intImm(spec.type.k)
+                              : ir::var(op.arrayPrefix + "_slots" + level, ScalarType::kI64);
+  const Expr dim = extentOf(op.indices[static_cast<size_t>(spec.expr.dim)]);
+  switch (spec.expr.op) {
+    case LevelExpr::Op::kIdentity: ctx.extent = dim; break;
+    case LevelExpr::Op::kDiv:
+      ctx.extent = ir::binary(ir::BinaryOp::kDiv, ir::add(dim, ir::intImm(spec.expr.block - 1)),
+                              ir::intImm(spec.expr.block));
+      break;
+    case LevelExpr::Op::kMod: ctx.extent = ir::intImm(spec.expr.block); break;
   }
+  ctx.parentPos = l == 0 ? ir::intImm(0) : positions_[k][static_cast<size_t>(l - 1)];
+  return ctx;
+}
 
-  LevelContext levelContext(size_t k, int32_t l) const {
-    const Operand& op = operandAt(k);
-    const LevelSpec& spec = op.format.level(l);
-    LevelContext ctx;
-    ctx.type = spec.type;
-    const std::string level = std::to_string(l);
-    ctx.pos = {op.arrayPrefix + "_pos" + level, widthType(op.format.posWidth())};
-    ctx.crd = {op.arrayPrefix + "_crd" + level, widthType(op.format.crdWidth())};
-    ctx.meta = {op.arrayPrefix + "_meta" + level, ScalarType::kU8};
-    ctx.slots = spec.type.k > 0 ? ir::intImm(spec.type.k)
-                                : ir::var(op.arrayPrefix + "_slots" + level, ScalarType::kI64);
-    const Expr dim = extentOf(op.indices[static_cast<size_t>(spec.expr.dim)]);
-    switch (spec.expr.op) {
-      case LevelExpr::Op::kIdentity: ctx.extent = dim; break;
-      case LevelExpr::Op::kDiv:
-        ctx.extent = ir::binary(ir::BinaryOp::kDiv, ir::add(dim, ir::intImm(spec.expr.block - 1)),
-                                ir::intImm(spec.expr.block));
-        break;
-      case LevelExpr::Op::kMod: ctx.extent = ir::intImm(spec.expr.block); break;
-    }
-    ctx.parentPos = l == 0 ? ir::intImm(0) : positions_[k][static_cast<size_t>(l - 1)];
-    return ctx;
-  }
-
-  /// The coordinate of level l of operand k if the loops bound so far determine it.
-  Expr levelCoordinate(size_t k, int32_t l) const {
-    const Operand& op = operandAt(k);
-    const LevelExpr& e = op.format.level(l).expr;
-    const std::string& index = op.indices[static_cast<size_t>(e.dim)];
-    const int whole = varId(index, LevelExpr::Op::kIdentity);
-    if (whole >= 0) {
-      if (!boundVars_.count(whole)) return nullptr;
-      const Expr v = ir::var(vars_[static_cast<size_t>(whole)].name(), ScalarType::kI64);
-      if (e.op == LevelExpr::Op::kDiv)
-        return ir::binary(ir::BinaryOp::kDiv, v, ir::intImm(e.block));
-      if (e.op == LevelExpr::Op::kMod)
-        return ir::binary(ir::BinaryOp::kMod, v, ir::intImm(e.block));
-      return v;
-    }
-    const int part = e.op == LevelExpr::Op::kIdentity ? -1 : varId(index, e.op);
-    if (part >= 0 && vars_[static_cast<size_t>(part)].block == e.block) {
-      return boundVars_.count(part)
-                 ? ir::var(vars_[static_cast<size_t>(part)].name(), ScalarType::kI64)
-                 : nullptr;
-    }
-    // Whole index (or another blocking) from a blocked pair: needs both parts.
-    if (!boundIndices_.count(index)) return nullptr;
-    const Expr v = ir::var("v_" + index, ScalarType::kI64);
+Expr NestBuilder::levelCoordinate(size_t k, int32_t l) const {
+  const Operand& op = operandAt(k);
+  const LevelExpr& e = op.format.level(l).expr;
+  const std::string& index = op.indices[static_cast<size_t>(e.dim)];
+  const int whole = varId(index, LevelExpr::Op::kIdentity);
+  if (whole >= 0) {
+    if (!boundVars_.count(whole)) return nullptr;
+    const Expr v = ir::var(vars_[static_cast<size_t>(whole)].name(), ScalarType::kI64);
     if (e.op == LevelExpr::Op::kDiv) return ir::binary(ir::BinaryOp::kDiv, v, ir::intImm(e.block));
     if (e.op == LevelExpr::Op::kMod) return ir::binary(ir::BinaryOp::kMod, v, ir::intImm(e.block));
     return v;
   }
+  const int part = e.op == LevelExpr::Op::kIdentity ? -1 : varId(index, e.op);
+  if (part >= 0 && vars_[static_cast<size_t>(part)].block == e.block) {
+    return boundVars_.count(part)
+               ? ir::var(vars_[static_cast<size_t>(part)].name(), ScalarType::kI64)
+               : nullptr;
+  }
+  // Whole index (or another blocking) from a blocked pair: needs both parts.
+  if (!boundIndices_.count(index)) return nullptr;
+  const Expr v = ir::var("v_" + index, ScalarType::kI64);
+  if (e.op == LevelExpr::Op::kDiv) return ir::binary(ir::BinaryOp::kDiv, v, ir::intImm(e.block));
+  if (e.op == LevelExpr::Op::kMod) return ir::binary(ir::BinaryOp::kMod, v, ir::intImm(e.block));
+  return v;
+}
 
-  /// Locates every random-access level whose coordinate is now known; returns the Lets.
-  void bindAvailable(std::vector<Stmt>& out) {
-    for (size_t k = 0; k <= ops_.size(); ++k) {
-      const Operand& op = operandAt(k);
-      if (k == ops_.size() && patternOperand_ >= 0) continue;
-      for (int32_t l = 0; l < op.format.numLevels(); ++l) {
-        if (positions_[k][static_cast<size_t>(l)]) continue;
-        const LevelIteration& it = levelIteration(op.format.level(l).type.kind);
-        if (!it.randomAccess()) break;
-        if (l > 0 && !positions_[k][static_cast<size_t>(l - 1)]) break;
-        const Expr coord = levelCoordinate(k, l);
-        if (!coord) break;
-        const std::string name =
-            "p" + std::to_string(nestId_) + "_" + std::to_string(k) + "_" + std::to_string(l);
-        out.push_back(ir::let(name, it.locate(levelContext(k, l), coord)));
-        positions_[k][static_cast<size_t>(l)] = ir::var(name, ScalarType::kI64);
-      }
+void NestBuilder::bindAvailable(std::vector<Stmt>& out) {
+  for (size_t k = 0; k <= ops_.size(); ++k) {
+    const Operand& op = operandAt(k);
+    if (k == ops_.size() && patternOperand_ >= 0) continue;
+    for (int32_t l = 0; l < op.format.numLevels(); ++l) {
+      if (positions_[k][static_cast<size_t>(l)]) continue;
+      const LevelIteration& it = levelIteration(op.format.level(l).type.kind);
+      if (!it.randomAccess()) break;
+      if (l > 0 && !positions_[k][static_cast<size_t>(l - 1)]) break;
+      const Expr coord = levelCoordinate(k, l);
+      if (!coord) break;
+      const std::string name =
+          "p" + std::to_string(nestId_) + "_" + std::to_string(k) + "_" + std::to_string(l);
+      out.push_back(ir::let(name, it.locate(levelContext(k, l), coord)));
+      positions_[k][static_cast<size_t>(l)] = ir::var(name, ScalarType::kI64);
     }
   }
+}
 
-  /// After binding loop var v: whole indices from blocked pairs (with the edge guard).
-  Expr bindIndex(int v, std::vector<Stmt>& out) {
-    const LoopVar& lv = vars_[static_cast<size_t>(v)];
-    if (lv.part == LevelExpr::Op::kIdentity) {
-      boundIndices_.insert(lv.index);
-      return nullptr;
-    }
-    const int blk = varId(lv.index, LevelExpr::Op::kDiv), in = varId(lv.index, LevelExpr::Op::kMod);
-    if (!boundVars_.count(blk) || !boundVars_.count(in)) return nullptr;
-    const Expr whole =
-        ir::add(ir::mul(ir::var(vars_[static_cast<size_t>(blk)].name(), ScalarType::kI64),
-                        ir::intImm(lv.block)),
-                ir::var(vars_[static_cast<size_t>(in)].name(), ScalarType::kI64));
-    out.push_back(ir::let("v_" + lv.index, whole));
+Expr NestBuilder::bindIndex(int v, std::vector<Stmt>& out) {
+  const LoopVar& lv = vars_[static_cast<size_t>(v)];
+  if (lv.part == LevelExpr::Op::kIdentity) {
     boundIndices_.insert(lv.index);
-    return ir::lt(ir::var("v_" + lv.index, ScalarType::kI64), extentOf(lv.index));
+    return nullptr;
   }
+  const int blk = varId(lv.index, LevelExpr::Op::kDiv), in = varId(lv.index, LevelExpr::Op::kMod);
+  if (!boundVars_.count(blk) || !boundVars_.count(in)) return nullptr;
+  const Expr whole =
+      ir::add(ir::mul(ir::var(vars_[static_cast<size_t>(blk)].name(), ScalarType::kI64),
+                      ir::intImm(lv.block)),
+              ir::var(vars_[static_cast<size_t>(in)].name(), ScalarType::kI64));
+  out.push_back(ir::let("v_" + lv.index, whole));
+  boundIndices_.insert(lv.index);
+  return ir::lt(ir::var("v_" + lv.index, ScalarType::kI64), extentOf(lv.index));
+}
 
-  /// The driver levels (operand, level) that iterate loop var v next: one, or several to
-  /// co-iterate.
-  std::vector<std::pair<size_t, int32_t>> driverLevels(int v) const {
-    std::vector<std::pair<size_t, int32_t>> out;
+Stmt NestBuilder::emit(int depth) {
+  if (assembly_.active() && !rowOpen_ && parentKnown()) return openRow(depth);
+  if (depth == accDepth_ && depth < static_cast<int>(loopOrder_.size()))
+    return emitAccumulated(depth);
+  if (depth == static_cast<int>(loopOrder_.size())) return innermost();
+  return emitLoop(depth);
+}
+
+Stmt NestBuilder::emitLoop(int depth) {
+  const int v = loopOrder_[static_cast<size_t>(depth)];
+  const LoopVar& lv = vars_[static_cast<size_t>(v)];
+  const auto levels = driverLevels(v);
+  if (levels.size() > 1) return emitCoIteration(depth, v, levels);
+  const std::optional<std::pair<size_t, int32_t>> driving =
+      levels.empty() ? std::nullopt : std::optional(levels[0]);
+  std::vector<Stmt> inner;
+  LevelLoop loop;
+  std::string loopName = lv.name();
+  bool unique = true;
+  if (driving) {
+    const auto [k, l] = *driving;
+    const LevelSpec& spec = ops_[k].format.level(l);
+    const LevelIteration& it = levelIteration(spec.type.kind);
+    unique = it.uniqueCoordinates(spec.type);
+    loopName = "q" + std::to_string(nestId_) + "_" + std::to_string(k) + "_" + std::to_string(l);
+    loop = it.iterate(levelContext(k, l), ir::var(loopName, ScalarType::kI64));
+    if (loop.singleIteration) inner.push_back(ir::let(loopName, loop.position));
+    inner.push_back(ir::let(lv.name(), loop.coordinate));
+    positions_[k][static_cast<size_t>(l)] = ir::var(loopName, ScalarType::kI64);
+  }
+  noteOuterLoop(v, unique);
+  boundVars_.insert(v);
+  const Expr guard = bindIndex(v, inner);
+  bindAvailable(inner);
+  Stmt body = emit(depth + 1);
+  if (guard) body = ir::ifThen(guard, body);
+  if (loop.skip) body = ir::ifThen(ir::unary(ir::UnaryOp::kNot, loop.skip), body);
+  inner.push_back(body);
+  Stmt result = ir::block(std::move(inner));
+  if (driving && loop.singleIteration) return result;
+  ir::LoopKind kind = ir::LoopKind::kSerial;
+  ir::LoopAnnotations notes;
+  notes.label = lv.name().substr(2);
+  notes.disjointWrites = unique && !isReduction(v);
+  if (depth == 0 && parallel_ && notes.disjointWrites) kind = ir::LoopKind::kParallel;
+  if (depth + 1 == static_cast<int>(loopOrder_.size()) && !driving && !accName_.empty() &&
+      !assembly_.active()) {
+    kind = ir::LoopKind::kVectorized;  // a dense reduction into the accumulator
+    notes.reduction = accName_;
+  }
+  if (driving) {
+    Stmt walk = ir::forLoop(loopName, ScalarType::kI64, loop.begin, loop.end, result, kind, notes);
+    // Absent at an outer co-iterated level: its children are not there to walk.
+    const Expr present = present_[driving->first];
+    return present ? ir::ifThen(present, walk) : walk;
+  }
+  return ir::forLoop(loopName, ScalarType::kI64, ir::intImm(0), loopExtent(lv), result, kind,
+                     notes);
+}
+
+Stmt NestBuilder::emitAccumulated(int depth) {
+  const std::string acc = "acc" + std::to_string(nestId_);
+  const double init =
+      pass_.op == expr::ReduceOp::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  accName_ = acc;
+  Stmt loops = emitLoop(depth);
+  accName_.clear();
+  if (assembly_.active()) {  // an entry only where some term was visited
+    const std::string hit = "hit" + std::to_string(nestId_);
+    return ir::block({ir::let(acc, ir::floatImm(init, compute_)), ir::let(hit, boolConstant(false)),
+                      loops,
+                      ir::ifThen(ir::var(hit, ScalarType::kBool),
+                                 assembly_.write(assembledCoordinate(), ir::var(acc, compute_)))});
+  }
+  return ir::block({ir::let(acc, ir::floatImm(init, compute_)), loops,
+                    ir::store(targetArray(), targetPosition(), ir::UpdateOp::kAdd,
+                              ir::cast(ir::var(acc, compute_), target_.valueType))});
+}
+
+ir::UpdateOp NestBuilder::updateOp() const {
+  return pass_.op == expr::ReduceOp::kMax ? ir::UpdateOp::kMax : ir::UpdateOp::kAdd;
+}
+
+Expr NestBuilder::targetPosition() const {
+  const auto& pos =
+      positions_[patternOperand_ >= 0 ? static_cast<size_t>(patternOperand_) : ops_.size()];
+  if (pos.empty()) return ir::intImm(0);
+  SF_ICHECK(pos.back() != nullptr) << "output position of " << target_.tensor << " unknown";
+  return pos.back();
+}
+
+Stmt NestBuilder::innermost() {
+  Stmt update;
+  if (!accName_.empty()) {
+    update = ir::assign(accName_, updateOp(), value());
+    if (assembly_.active()) {
+      update = ir::block(
+          {assembly_.symbolic() ? nullptr : update,
+           ir::assign("hit" + std::to_string(nestId_), ir::UpdateOp::kSet, boolConstant(true))});
+    }
+  } else if (assembly_.active()) {
+    update = assembly_.write(assembledCoordinate(), assembly_.symbolic() ? nullptr : value());
+  } else {
+    update = ir::store(targetArray(), targetPosition(), updateOp(),
+                       ir::cast(value(), target_.valueType));
+  }
+  // After co-iteration: only where the body may be nonzero for the operands present here.
+  const Expr where = nonzeroWhere([&](size_t k) { return present_[k]; });
+  return isConstant(where, true) ? update : ir::ifThen(where, update);
+}
+
+Expr NestBuilder::translate(const expr::Expr& e) {
+  if (const auto* a = std::get_if<expr::Access>(&e.node)) {
     for (size_t k = 0; k < ops_.size(); ++k) {
-      const Operand& op = ops_[k];
-      if (!op.driver) continue;
-      for (int32_t l = 0; l < op.format.numLevels(); ++l) {
-        if (positions_[k][static_cast<size_t>(l)]) continue;
-        if (levelIteration(op.format.level(l).type.kind).randomAccess()) break;
-        if (levelVar(op, l) == v) out.emplace_back(k, l);
-        break;
-      }
+      if (ops_[k].tensor != a->tensor || ops_[k].indices != a->indices) continue;
+      const Expr pos = positions_[k].empty() ? ir::intImm(0) : positions_[k].back();
+      SF_ICHECK(pos != nullptr) << "position of " << a->tensor << " unknown at the innermost loop";
+      const Expr loaded =
+          ir::cast(ir::load({ops_[k].arrayPrefix + "_vals", ops_[k].valueType}, pos), compute_);
+      return present_[k] ? ir::select(present_[k], loaded, ir::floatImm(0.0, compute_)) : loaded;
     }
-    return out;
+    SF_FAIL(kInternal) << "no operand for access to " << a->tensor;
   }
-
-  /// The operand an access reads.
-  size_t operandOf(const expr::Access& a) const {
-    for (size_t k = 0; k < ops_.size(); ++k) {
-      if (ops_[k].tensor == a.tensor && ops_[k].indices == a.indices) return k;
+  if (const auto* lit = std::get_if<expr::Literal>(&e.node))
+    return ir::floatImm(lit->value, compute_);
+  if (const auto* p = std::get_if<expr::Param>(&e.node)) return scalars_.at(p->name);
+  if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
+    return ir::unary(translateFn(u->fn), translate(*u->operand));
+  }
+  if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
+    const Expr l = translate(*b->lhs), r = translate(*b->rhs);
+    switch (b->op) {
+      case expr::BinaryOp::kAdd: return ir::add(l, r);
+      case expr::BinaryOp::kSub: return ir::sub(l, r);
+      case expr::BinaryOp::kMul: return ir::mul(l, r);
+      case expr::BinaryOp::kDiv: return ir::div(l, r);
     }
-    SF_FAIL(kInternal) << "no operand for access to " << a.tensor;
   }
+  SF_FAIL(kInternal) << "a reduction left in a pass body";
+}
 
-  /// Where the pass body may be nonzero, with `presence(k)` for operand k (null: always).
-  Expr nonzeroWhere(const std::function<Expr(size_t)>& presence) const {
-    return nonzeroCondition(*pass_.body, [&](const expr::Access& a) {
-      const Expr p = presence(operandOf(a));
-      return p ? p : boolConstant(true);
-    });
+ir::UnaryOp NestBuilder::translateFn(expr::UnaryFn fn) {
+  switch (fn) {
+    case expr::UnaryFn::kNeg: return ir::UnaryOp::kNeg;
+    case expr::UnaryFn::kAbs: return ir::UnaryOp::kAbs;
+    case expr::UnaryFn::kSqrt: return ir::UnaryOp::kSqrt;
+    case expr::UnaryFn::kExp: return ir::UnaryOp::kExp;
+    case expr::UnaryFn::kLog: return ir::UnaryOp::kLog;
+    case expr::UnaryFn::kRelu: return ir::UnaryOp::kRelu;
+    case expr::UnaryFn::kSilu: return ir::UnaryOp::kSilu;
+    case expr::UnaryFn::kGelu: return ir::UnaryOp::kGelu;
+    case expr::UnaryFn::kGeluTanh: return ir::UnaryOp::kGeluTanh;
+    case expr::UnaryFn::kSigmoid: return ir::UnaryOp::kSigmoid;
+    case expr::UnaryFn::kTanh: return ir::UnaryOp::kTanh;
   }
+  return ir::UnaryOp::kNeg;
+}
 
-  /// Several drivers of one index walked together by merging their sorted coordinates: the loop
-  /// runs while the body may still be nonzero for the entries left (intersection for `*`, union
-  /// for `+`), v is the least coordinate not yet passed, and each driver whose coordinate is v is
-  /// present at v and advances.
-  Stmt emitCoIteration(int depth, int v, const std::vector<std::pair<size_t, int32_t>>& levels) {
-    const LoopVar& lv = vars_[static_cast<size_t>(v)];
-    SF_ICHECK(lv.part == LevelExpr::Op::kIdentity) << "co-iteration of a blocked index";
-    std::vector<Stmt> before, inner;
-    std::map<size_t, Expr> remaining;
-    Expr least;
-    std::vector<std::string> suffixes;
-    for (const auto& [k, l] : levels) {
-      const std::string suffix =
-          std::to_string(nestId_) + "_" + std::to_string(k) + "_" + std::to_string(l);
-      suffixes.push_back(suffix);
-      const Expr q = ir::var("q" + suffix, ScalarType::kI64);
-      const Expr e = ir::var("e" + suffix, ScalarType::kI64);
-      const LevelLoop loop =
-          levelIteration(ops_[k].format.level(l).type.kind).iterate(levelContext(k, l), q);
-      Expr begin = loop.begin, end = loop.end;
-      if (present_[k]) {  // absent at an outer level: nothing to walk here
-        begin = ir::select(present_[k], begin, ir::intImm(0));
-        end = ir::select(present_[k], end, ir::intImm(0));
-      }
-      before.push_back(ir::let("q" + suffix, begin));
-      before.push_back(ir::let("e" + suffix, end));
-      inner.push_back(
-          ir::let("c" + suffix, ir::select(ir::lt(q, e), loop.coordinate, extentOf(lv.index))));
-      const Expr c = ir::var("c" + suffix, ScalarType::kI64);
-      least = least ? ir::binary(ir::BinaryOp::kMin, least, c) : c;
-      remaining[k] = ir::lt(q, e);
-    }
-    const Expr condition = nonzeroWhere([&](size_t k) {
-      auto it = remaining.find(k);
-      return it != remaining.end() ? it->second : present_[k];
-    });
-    inner.push_back(ir::let(lv.name(), least));
-    const std::vector<Expr> saved = present_;
-    for (size_t g = 0; g < levels.size(); ++g) {
-      const auto [k, l] = levels[g];
-      const std::string in = "in" + suffixes[g];
-      inner.push_back(
-          ir::let(in, ir::binary(ir::BinaryOp::kEq, ir::var("c" + suffixes[g], ScalarType::kI64),
-                                 ir::var(lv.name(), ScalarType::kI64))));
-      present_[k] = ir::var(in, ScalarType::kBool);
-      positions_[k][static_cast<size_t>(l)] = ir::var("q" + suffixes[g], ScalarType::kI64);
-    }
-    noteOuterLoop(v, true);
-    boundVars_.insert(v);
-    bindIndex(v, inner);
-    bindAvailable(inner);
-    inner.push_back(emit(depth + 1));
-    for (size_t g = 0; g < levels.size(); ++g) {
-      inner.push_back(
-          ir::assign("q" + suffixes[g], ir::UpdateOp::kAdd,
-                     ir::cast(ir::var("in" + suffixes[g], ScalarType::kBool), ScalarType::kI64)));
-    }
-    present_ = saved;
-    before.push_back(ir::comment("co-iterate " + lv.index + " over " + coIteratedNames(levels)));
-    before.push_back(ir::whileLoop(condition, ir::block(std::move(inner))));
-    return ir::block(std::move(before));
-  }
+}  // namespace sparseflow::lower::detail
 
-  std::string coIteratedNames(const std::vector<std::pair<size_t, int32_t>>& levels) const {
-    std::string out;
-    for (const auto& [k, l] : levels) out += (out.empty() ? "" : ", ") + ops_[k].tensor;
-    return out;
-  }
+namespace sparseflow::lower {
 
-  /// Assembly: notes whether the loop over v, outside the output's row, may reach a row twice.
-  void noteOuterLoop(int v, bool unique) {
-    if (!assembly_.active() || rowOpen_) return;
-    if (isReduction(v) || !unique || v == assembledVar_) outerRepeats_ = true;
-  }
-
-  /// Assembly: the row of the output starts once the loops so far locate its parent position.
-  Stmt openRow(int depth) {
-    const int32_t level = assembly_.level();
-    SF_CHECK_CODE(!outerRepeats_, ErrorCode::kNotSupported)
-        << "output " << target_.tensor << " (" << target_.format.toString() << "): the loops ("
-        << orderText_ << ") reach each of its rows more than once, so it cannot be assembled "
-        << "row by row; bind the inputs in the output's level order (e.g. csr inputs for a csr "
-        << "output, csc for csc) or bind the output as dense";
-    rowOpen_ = true;
-    // Appended when the assembled coordinate is the next loop, walked in increasing order once
-    // each, and every loop after it reduces.
-    bool append = depth < static_cast<int>(loopOrder_.size()) &&
-                  loopOrder_[static_cast<size_t>(depth)] == assembledVar_;
-    for (size_t d = static_cast<size_t>(depth) + 1; append && d < loopOrder_.size(); ++d)
-      append = isReduction(loopOrder_[d]);
-    if (append) {
-      const auto levels = driverLevels(assembledVar_);
-      if (levels.size() == 1) {
-        const LevelType& type = ops_[levels[0].first].format.level(levels[0].second).type;
-        append = levelIteration(type.kind).coIterable(type);
-      }
-    }
-    assembly_.beginRow(append);
-    const Expr parent =
-        level == 0 ? ir::intImm(0) : positions_[ops_.size()][static_cast<size_t>(level - 1)];
-    return assembly_.row(parent, emit(depth));
-  }
-
-  bool parentKnown() const {
-    const int32_t level = assembly_.level();
-    return level == 0 || positions_[ops_.size()][static_cast<size_t>(level - 1)] != nullptr;
-  }
-
-  Stmt emit(int depth) {
-    if (assembly_.active() && !rowOpen_ && parentKnown()) return openRow(depth);
-    if (depth == accDepth_ && depth < static_cast<int>(loopOrder_.size()))
-      return emitAccumulated(depth);
-    if (depth == static_cast<int>(loopOrder_.size())) return innermost();
-    return emitLoop(depth);
-  }
-
-  Stmt emitLoop(int depth) {
-    const int v = loopOrder_[static_cast<size_t>(depth)];
-    const LoopVar& lv = vars_[static_cast<size_t>(v)];
-    const auto levels = driverLevels(v);
-    if (levels.size() > 1) return emitCoIteration(depth, v, levels);
-    const std::optional<std::pair<size_t, int32_t>> driving =
-        levels.empty() ? std::nullopt : std::optional(levels[0]);
-    std::vector<Stmt> inner;
-    LevelLoop loop;
-    std::string loopName = lv.name();
-    bool unique = true;
-    if (driving) {
-      const auto [k, l] = *driving;
-      const LevelSpec& spec = ops_[k].format.level(l);
-      const LevelIteration& it = levelIteration(spec.type.kind);
-      unique = it.uniqueCoordinates(spec.type);
-      loopName = "q" + std::to_string(nestId_) + "_" + std::to_string(k) + "_" + std::to_string(l);
-      loop = it.iterate(levelContext(k, l), ir::var(loopName, ScalarType::kI64));
-      if (loop.singleIteration) inner.push_back(ir::let(loopName, loop.position));
-      inner.push_back(ir::let(lv.name(), loop.coordinate));
-      positions_[k][static_cast<size_t>(l)] = ir::var(loopName, ScalarType::kI64);
-    }
-    noteOuterLoop(v, unique);
-    boundVars_.insert(v);
-    const Expr guard = bindIndex(v, inner);
-    bindAvailable(inner);
-    Stmt body = emit(depth + 1);
-    if (guard) body = ir::ifThen(guard, body);
-    if (loop.skip) body = ir::ifThen(ir::unary(ir::UnaryOp::kNot, loop.skip), body);
-    inner.push_back(body);
-    Stmt result = ir::block(std::move(inner));
-    if (driving && loop.singleIteration) return result;
-    ir::LoopKind kind = ir::LoopKind::kSerial;
-    ir::LoopAnnotations notes;
-    notes.label = lv.name().substr(2);
-    notes.disjointWrites = unique && !isReduction(v);
-    if (depth == 0 && parallel_ && notes.disjointWrites) kind = ir::LoopKind::kParallel;
-    if (depth + 1 == static_cast<int>(loopOrder_.size()) && !driving && !accName_.empty() &&
-        !assembly_.active()) {
-      kind = ir::LoopKind::kVectorized;  // a dense reduction into the accumulator
-      notes.reduction = accName_;
-    }
-    if (driving) {
-      Stmt walk =
-          ir::forLoop(loopName, ScalarType::kI64, loop.begin, loop.end, result, kind, notes);
-      // Absent at an outer co-iterated level: its children are not there to walk.
-      const Expr present = present_[driving->first];
-      return present ? ir::ifThen(present, walk) : walk;
-    }
-    return ir::forLoop(loopName, ScalarType::kI64, ir::intImm(0), loopExtent(lv), result, kind,
-                       notes);
-  }
-
-  Stmt emitAccumulated(int depth) {
-    const std::string acc = "acc" + std::to_string(nestId_);
-    const double init =
-        pass_.op == expr::ReduceOp::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
-    accName_ = acc;
-    Stmt loops = emitLoop(depth);
-    accName_.clear();
-    if (assembly_.active()) {  // an entry only where some term was visited
-      const std::string hit = "hit" + std::to_string(nestId_);
-      return ir::block(
-          {ir::let(acc, ir::floatImm(init, compute_)), ir::let(hit, boolConstant(false)), loops,
-           ir::ifThen(ir::var(hit, ScalarType::kBool),
-                      assembly_.write(assembledCoordinate(), ir::var(acc, compute_)))});
-    }
-    return ir::block({ir::let(acc, ir::floatImm(init, compute_)), loops,
-                      ir::store(targetArray(), targetPosition(), ir::UpdateOp::kAdd,
-                                ir::cast(ir::var(acc, compute_), target_.valueType))});
-  }
-
-  Expr assembledCoordinate() const {
-    return ir::var(vars_[static_cast<size_t>(assembledVar_)].name(), ScalarType::kI64);
-  }
-
-  std::string accName_;
-
-  ir::UpdateOp updateOp() const {
-    return pass_.op == expr::ReduceOp::kMax ? ir::UpdateOp::kMax : ir::UpdateOp::kAdd;
-  }
-
-  ir::Array targetArray() const { return {target_.arrayPrefix + "_vals", target_.valueType}; }
-
-  Expr targetPosition() const {
-    const auto& pos =
-        positions_[patternOperand_ >= 0 ? static_cast<size_t>(patternOperand_) : ops_.size()];
-    if (pos.empty()) return ir::intImm(0);
-    SF_ICHECK(pos.back() != nullptr) << "output position of " << target_.tensor << " unknown";
-    return pos.back();
-  }
-
-  Expr value() { return translate(*pass_.body); }
-
-  /// The innermost statement: update the target, or the accumulator when one is live.
-  Stmt innermost() {
-    Stmt update;
-    if (!accName_.empty()) {
-      update = ir::assign(accName_, updateOp(), value());
-      if (assembly_.active()) {
-        update = ir::block(
-            {assembly_.symbolic() ? nullptr : update,
-             ir::assign("hit" + std::to_string(nestId_), ir::UpdateOp::kSet, boolConstant(true))});
-      }
-    } else if (assembly_.active()) {
-      update = assembly_.write(assembledCoordinate(), assembly_.symbolic() ? nullptr : value());
-    } else {
-      update = ir::store(targetArray(), targetPosition(), updateOp(),
-                         ir::cast(value(), target_.valueType));
-    }
-    // After co-iteration: only where the body may be nonzero for the operands present here.
-    const Expr where = nonzeroWhere([&](size_t k) { return present_[k]; });
-    return isConstant(where, true) ? update : ir::ifThen(where, update);
-  }
-
-  Expr translate(const expr::Expr& e) {
-    if (const auto* a = std::get_if<expr::Access>(&e.node)) {
-      for (size_t k = 0; k < ops_.size(); ++k) {
-        if (ops_[k].tensor != a->tensor || ops_[k].indices != a->indices) continue;
-        const Expr pos = positions_[k].empty() ? ir::intImm(0) : positions_[k].back();
-        SF_ICHECK(pos != nullptr) << "position of " << a->tensor
-                                  << " unknown at the innermost loop";
-        const Expr loaded =
-            ir::cast(ir::load({ops_[k].arrayPrefix + "_vals", ops_[k].valueType}, pos), compute_);
-        return present_[k] ? ir::select(present_[k], loaded, ir::floatImm(0.0, compute_)) : loaded;
-      }
-      SF_FAIL(kInternal) << "no operand for access to " << a->tensor;
-    }
-    if (const auto* lit = std::get_if<expr::Literal>(&e.node))
-      return ir::floatImm(lit->value, compute_);
-    if (const auto* p = std::get_if<expr::Param>(&e.node)) return scalars_.at(p->name);
-    if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
-      return ir::unary(translateFn(u->fn), translate(*u->operand));
-    }
-    if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
-      const Expr l = translate(*b->lhs), r = translate(*b->rhs);
-      switch (b->op) {
-        case expr::BinaryOp::kAdd: return ir::add(l, r);
-        case expr::BinaryOp::kSub: return ir::sub(l, r);
-        case expr::BinaryOp::kMul: return ir::mul(l, r);
-        case expr::BinaryOp::kDiv: return ir::div(l, r);
-      }
-    }
-    SF_FAIL(kInternal) << "a reduction left in a pass body";
-  }
-
-  static ir::UnaryOp translateFn(expr::UnaryFn fn) {
-    switch (fn) {
-      case expr::UnaryFn::kNeg: return ir::UnaryOp::kNeg;
-      case expr::UnaryFn::kAbs: return ir::UnaryOp::kAbs;
-      case expr::UnaryFn::kSqrt: return ir::UnaryOp::kSqrt;
-      case expr::UnaryFn::kExp: return ir::UnaryOp::kExp;
-      case expr::UnaryFn::kLog: return ir::UnaryOp::kLog;
-      case expr::UnaryFn::kRelu: return ir::UnaryOp::kRelu;
-      case expr::UnaryFn::kSilu: return ir::UnaryOp::kSilu;
-      case expr::UnaryFn::kGelu: return ir::UnaryOp::kGelu;
-      case expr::UnaryFn::kGeluTanh: return ir::UnaryOp::kGeluTanh;
-      case expr::UnaryFn::kSigmoid: return ir::UnaryOp::kSigmoid;
-      case expr::UnaryFn::kTanh: return ir::UnaryOp::kTanh;
-    }
-    return ir::UnaryOp::kNeg;
-  }
-};
-
-}  // namespace
-
-Stmt buildNest(const NestInput& input, std::string* orderText, std::set<std::string>* namesUsed) {
-  NestBuilder builder(input.pass, input.operands, input.target, input.scalars, input.compute,
-                      input.parallel, input.nestId, input.requestedOrder, input.assembly);
-  Stmt nest = builder.build(orderText);
+ir::Stmt buildNest(const NestInput& input, std::string* orderText,
+                   std::set<std::string>* namesUsed) {
+  detail::NestBuilder builder(input.pass, input.operands, input.target, input.scalars,
+                              input.compute, input.parallel, input.nestId, input.requestedOrder,
+                              input.assembly);
+  ir::Stmt nest = builder.build(orderText);
   namesUsed->insert(builder.namesUsed.begin(), builder.namesUsed.end());
   return nest;
 }

@@ -1,0 +1,161 @@
+// Internal to the lowering: the class that builds one loop nest (nest_builder.h's buildNest),
+// shared by nest_builder.cpp (loops, accumulators, the innermost update), nest_coiteration.cpp
+// (several drivers of one index) and nest_assembly.cpp (rows of an assembled sparse output).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lower/assembly.h"
+#include "lower/level_iteration.h"
+#include "lower/nest_builder.h"
+
+namespace sparseflow::lower::detail {
+
+using ir::Expr;
+using ir::ScalarType;
+using ir::Stmt;
+
+/// A loop variable: a whole index, or the block / in-block part of a blocked index.
+struct LoopVar {
+  std::string index;
+  LevelExpr::Op part = LevelExpr::Op::kIdentity;  ///< kDiv: block index, kMod: offset in block
+  int64_t block = 1;
+  std::string name() const {
+    return "v_" + index +
+           (part == LevelExpr::Op::kDiv   ? "_blk"
+            : part == LevelExpr::Op::kMod ? "_in"
+                                          : "");
+  }
+};
+
+class NestBuilder {
+ public:
+  NestBuilder(const Pass& pass, std::vector<Operand> operands, const Operand& target,
+              const std::map<std::string, Expr>& values, ScalarType compute, bool parallel,
+              int nestId, const std::vector<std::string>& requestedOrder, AssemblyPhase phase)
+      : pass_(pass),
+        ops_(std::move(operands)),
+        target_(target),
+        scalars_(values),
+        compute_(compute),
+        parallel_(parallel),
+        nestId_(nestId),
+        requested_(requestedOrder),
+        assembly_(phase, target_, nestId, compute) {}
+
+  /// The requested loop names this nest has (after build()).
+  std::set<std::string> namesUsed;
+
+  Stmt build(std::string* orderText);
+
+ private:
+  const Pass& pass_;
+  std::vector<Operand> ops_;
+  Operand target_;
+  const std::map<std::string, Expr>& scalars_;
+  ScalarType compute_;
+  bool parallel_;
+  int nestId_;
+  const std::vector<std::string>& requested_;
+  std::vector<LoopVar> vars_;
+  std::vector<int> loopOrder_;
+  std::set<int> boundVars_;
+  std::set<std::string> boundIndices_;
+  std::vector<std::vector<Expr>> positions_;  // [operand (target last)][level]
+  // Per operand: the condition that it has an entry at the current point (null: always), set by
+  // co-iteration; its value reads as 0 where the condition is false.
+  std::vector<Expr> present_;
+  OutputAssembly assembly_;
+  int assembledVar_ = -1;      // the loop variable of the assembled level's coordinate
+  std::string orderText_;      // the loop order, for messages
+  bool rowOpen_ = false;       // inside the loops of one output row (assembly)
+  bool outerRepeats_ = false;  // a loop outside the row may reach a row twice
+  int accDepth_ = 0;
+  int patternOperand_ = -1;  // a sparse target writes at this operand's positions
+
+  const Operand& operandAt(size_t k) const { return k < ops_.size() ? ops_[k] : target_; }
+
+  bool isReduction(int v) const;
+
+  int varId(const std::string& index, LevelExpr::Op part) const;
+
+  /// The loop variable a driver's level iterates (-1 for a random-access level with no own var).
+  int levelVar(const Operand& op, int32_t l) const;
+
+  void planLoopVars();
+
+  void order();
+
+  Expr extentOf(const std::string& index) const;
+
+  Expr loopExtent(const LoopVar& v) const;
+
+  LevelContext levelContext(size_t k, int32_t l) const;
+
+  /// The coordinate of level l of operand k if the loops bound so far determine it.
+  Expr levelCoordinate(size_t k, int32_t l) const;
+
+  /// Locates every random-access level whose coordinate is now known; returns the Lets.
+  void bindAvailable(std::vector<Stmt>& out);
+
+  /// After binding loop var v: whole indices from blocked pairs (with the edge guard).
+  Expr bindIndex(int v, std::vector<Stmt>& out);
+
+  /// The driver levels (operand, level) that iterate loop var v next: one, or several to
+  /// co-iterate.
+  std::vector<std::pair<size_t, int32_t>> driverLevels(int v) const;
+
+  /// The operand an access reads.
+  size_t operandOf(const expr::Access& a) const;
+
+  /// Where the pass body may be nonzero, with `presence(k)` for operand k (null: always).
+  Expr nonzeroWhere(const std::function<Expr(size_t)>& presence) const;
+
+  /// Several drivers of one index walked together by merging their sorted coordinates: the loop
+  /// runs while the body may still be nonzero for the entries left (intersection for `*`, union
+  /// for `+`), v is the least coordinate not yet passed, and each driver whose coordinate is v is
+  /// present at v and advances.
+  Stmt emitCoIteration(int depth, int v, const std::vector<std::pair<size_t, int32_t>>& levels);
+
+  std::string coIteratedNames(const std::vector<std::pair<size_t, int32_t>>& levels) const;
+
+  /// Assembly: notes whether the loop over v, outside the output's row, may reach a row twice.
+  void noteOuterLoop(int v, bool unique);
+
+  /// Assembly: the row of the output starts once the loops so far locate its parent position.
+  Stmt openRow(int depth);
+
+  bool parentKnown() const;
+
+  Stmt emit(int depth);
+
+  Stmt emitLoop(int depth);
+
+  Stmt emitAccumulated(int depth);
+
+  Expr assembledCoordinate() const;
+
+  std::string accName_;  // the live accumulator, or ""
+
+  ir::UpdateOp updateOp() const;
+
+  ir::Array targetArray() const { return {target_.arrayPrefix + "_vals", target_.valueType}; }
+
+  Expr targetPosition() const;
+
+  Expr value() { return translate(*pass_.body); }
+
+  /// The innermost statement: update the target, or the accumulator when one is live.
+  Stmt innermost();
+
+  Expr translate(const expr::Expr& e);
+
+  static ir::UnaryOp translateFn(expr::UnaryFn fn);
+};
+
+}  // namespace sparseflow::lower::detail
