@@ -78,6 +78,26 @@ def test_sddmm_dense_and_sparse_output(rng):
     close(sf.to_scipy(sparse_out).toarray(), want, 9)
 
 
+def test_spgemm_and_sparse_add_into_csr(rng):
+    """Sparse outputs with patterns of their own: SpGEMM and A + B assembled into csr."""
+    i, k, j = (int(v) for v in rng.integers(5, 60, size=3))
+    a = random_sparse(rng, (i, k), 0.15)
+    b = random_sparse(rng, (k, j), 0.15)
+    formats = {"A": "csr", "B": "csr", "C": "csr"}
+    c = sf.compile("C(i,j) = A(i,k) * B(k,j)", formats=formats)(A=a, B=b)
+    assert isinstance(c, sf.Tensor) and c.format == "csr"
+    a32, b32 = (v.astype(np.float32).astype(np.float64) for v in (a, b))
+    want = (a32 @ b32).tocsr()
+    got = sf.to_scipy(c)
+    assert got.nnz == want.nnz  # the structural pattern of A·B, rows sorted
+    close(got.toarray(), want.toarray(), k)
+    e = random_sparse(rng, (i, k), 0.2)
+    added = sf.to_scipy(sf.compile("C(i,j) = A(i,j) + B(i,j)", formats=formats)(A=a, B=e))
+    want_add = a32 + e.astype(np.float32).astype(np.float64)
+    assert added.nnz == (abs(a).sign() + abs(e).sign()).nnz
+    close(added.toarray(), want_add.toarray(), 1)
+
+
 def test_scalar_parameters(rng):
     kernel = sf.compile("C(i,j) = alpha * A(i,j) - B(i,j) / 2", formats={"A": "csr"})
     a = random_sparse(rng, (8, 6), 0.5)
