@@ -46,7 +46,8 @@ class DenseLinear {
 
   /// The SIMD target and the tile plan that forward() uses for this batch size.
   std::string describe(int64_t batch) const;
-  /// Bytes of packed weights streamed by one forward() (out × in values, without padding).
+  /// Bytes of packed weights streamed by one forward(): out × in values, the outputs padded to a
+  /// whole panel (two SIMD vectors).
   int64_t weightBytes() const;
 
  private:

@@ -33,6 +33,19 @@ bool checkLinearForward(const void* x, DType type, DType weightType, int64_t bat
   return true;
 }
 
+GemmArgs linearArgs(const void* x, DType type, int64_t batch, void* y,
+                    const std::vector<float>& bias, const Epilogue& epilogue) {
+  GemmArgs args;
+  args.x = x;
+  args.xType = type;
+  args.batch = batch;
+  args.y = y;
+  args.yType = type;
+  args.bias = bias.empty() ? nullptr : bias.data();
+  args.activation = epilogue.activation;
+  return args;
+}
+
 Tensor linearForward(const Tensor& x, int64_t inFeatures, int64_t outFeatures,
                      const std::function<void(const void*, DType, int64_t, void*)>& raw) {
   SF_USER_CHECK(x.rank() == 2 && x.format().isDenseRowMajor())

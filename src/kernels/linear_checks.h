@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <vector>
 
+#include "kernels/gemm_args.h"
 #include "sparseflow/dtype.h"
 #include "sparseflow/epilogue.h"
 #include "sparseflow/tensor.h"
@@ -22,9 +24,35 @@ int32_t linearThreads(int32_t requested);
 bool checkLinearForward(const void* x, DType type, DType weightType, int64_t batch,
                         int64_t outFeatures, const void* y);
 
+/// The GEMM operands of a raw forward: y in x's dtype, the bias (null when empty) and the
+/// epilogue's activation.
+GemmArgs linearArgs(const void* x, DType type, int64_t batch, void* y,
+                    const std::vector<float>& bias, const Epilogue& epilogue);
+
 /// The Tensor forward: checks x (dense row-major, batch × inFeatures), allocates y (batch ×
 /// outFeatures, x's dtype) and calls `raw(x, type, batch, y)`.
 Tensor linearForward(const Tensor& x, int64_t inFeatures, int64_t outFeatures,
                      const std::function<void(const void*, DType, int64_t, void*)>& raw);
+
+/// A layer's weights packed for the dispatched SIMD target, repacked when the target's `key`
+/// (its lanes or panel width) changes (tests switch targets). Safe to call from several threads.
+template <typename Packed>
+class PackedForTarget {
+ public:
+  template <typename Pack>
+  const Packed& get(int32_t key, Pack&& pack) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (key_ != key) {
+      packed_ = pack(key);
+      key_ = key;
+    }
+    return packed_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable int32_t key_ = -1;
+  mutable Packed packed_;
+};
 
 }  // namespace sparseflow::kernels

@@ -2,8 +2,6 @@
 // 2:4 GEMM with the plan that chooseNMGemmPlan picks for each batch size.
 #include "sparseflow/nm_linear.h"
 
-#include <mutex>
-
 #include "kernels/linear_checks.h"
 #include "kernels/nm_gemm/nm_gemm.h"
 
@@ -14,22 +12,19 @@ struct NMLinear::Impl {
   std::vector<float> bias;
   Epilogue epilogue;
   int32_t threads = 1;
-  mutable std::mutex mutex;
-  mutable kernels::PackedNMWeights packed;
+  kernels::PackedForTarget<kernels::PackedNMWeights> packed;
 
   /// The packed weights for the current target, repacked if the target's lanes changed.
   const kernels::PackedNMWeights& packedFor(int32_t lanes) const {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (packed.lanes != lanes) packed = kernels::packNMWeights(weights, lanes);
-    return packed;
+    return packed.get(lanes, [&](int32_t l) { return kernels::packNMWeights(weights, l); });
   }
 };
 
 NMLinear::NMLinear(const Tensor& weights, std::vector<float> bias, Epilogue epilogue,
                    NMLinearOptions options)
     : impl_(std::make_unique<Impl>()) {
-  impl_->packed = kernels::packNMWeights(weights, kernels::nmGemmLanes());  // checks the format
   impl_->weights = weights;
+  (void)impl_->packedFor(kernels::nmGemmLanes());  // checks the format and dtype
   kernels::checkLinearBias(epilogue, bias, weights.shape()[0]);
   impl_->bias = std::move(bias);
   impl_->epilogue = epilogue;
@@ -69,14 +64,8 @@ void NMLinear::forward(const void* x, DType type, int64_t batch, void* y) const 
   if (!kernels::checkLinearForward(x, type, weightType(), batch, outFeatures(), y)) return;
   const int32_t lanes = kernels::nmGemmLanes();
   const kernels::PackedNMWeights& packed = impl_->packedFor(lanes);
-  kernels::NMGemmArgs args;
-  args.x = x;
-  args.xType = type;
-  args.batch = batch;
-  args.y = y;
-  args.yType = type;
-  args.bias = impl_->bias.empty() ? nullptr : impl_->bias.data();
-  args.activation = impl_->epilogue.activation;
+  const kernels::GemmArgs args =
+      kernels::linearArgs(x, type, batch, y, impl_->bias, impl_->epilogue);
   const kernels::NMGemmPlan plan = kernels::chooseNMGemmPlan(
       {batch, outFeatures(), inFeatures()}, lanes, support::cacheSizes(), impl_->threads);
   kernels::runNMGemm(packed, args, plan);

@@ -9,54 +9,16 @@
 #include <vector>
 
 #include "support/check.h"
-#include "support/half.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/nm_gemm/nm_gemm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "kernels/activations-inl.h"
+#include "kernels/gemm_tile-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-// Shared pieces first: input conversion to f32 and the epilogue + store of an f32 output tile.
-
-float toFloat(const void* base, DType type, int64_t i) {
-  switch (type) {
-    case DType::kBF16: return bf16ToFloat(static_cast<const uint16_t*>(base)[i]);
-    case DType::kF16: return f16ToFloat(static_cast<const uint16_t*>(base)[i]);
-    default: return static_cast<const float*>(base)[i];
-  }
-}
-
-/// Applies the epilogue to `rows` × `count` f32 outputs (row stride `tileStride`) for output
-/// columns o0.. and stores them into Y in its dtype.
-void finishTile(const NMGemmArgs& args, int64_t outFeatures, float* tile, int64_t tileStride,
-                int64_t b0, int64_t rows, int64_t o0, int64_t count) {
-  const bool apply = args.bias != nullptr || args.activation != Activation::kNone;
-  for (int64_t b = 0; b < rows; ++b) {
-    float* row = tile + b * tileStride;
-    if (apply) {
-      applyEpilogue(args.activation, row, args.bias ? args.bias + o0 : nullptr, count);
-    }
-    const int64_t at = (b0 + b) * outFeatures + o0;
-    switch (args.yType) {
-      case DType::kBF16: {
-        auto* y = static_cast<uint16_t*>(args.y) + at;
-        for (int64_t i = 0; i < count; ++i) y[i] = floatToBf16(row[i]);
-        break;
-      }
-      case DType::kF16: {
-        auto* y = static_cast<uint16_t*>(args.y) + at;
-        for (int64_t i = 0; i < count; ++i) y[i] = floatToF16(row[i]);
-        break;
-      }
-      default: std::memcpy(static_cast<float*>(args.y) + at, row, static_cast<size_t>(count) * 4);
-    }
-  }
-}
 
 #if HWY_TARGET == HWY_SCALAR
 // No SIMD: a plain loop over the same packed layout (4 lanes), the scalar reference kernel.
@@ -95,18 +57,6 @@ void RunNMGemm(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPla
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 constexpr size_t kLanes = hn::MaxLanes(DF());
-
-/// Loads `kLanes` weights of type T as f32.
-template <typename T>
-HWY_INLINE VF loadWeights(const uint8_t* p) {
-  const DF d;
-  if constexpr (std::is_same_v<T, float>) {
-    return hn::Load(d, reinterpret_cast<const float*>(p));
-  } else {
-    const hn::Rebind<T, DF> dn;
-    return hn::PromoteTo(d, hn::LoadU(dn, reinterpret_cast<const T*>(p)));
-  }
-}
 
 /// The block's metadata (lanes/4 bytes) as the low bits of a 32-bit load; the bytes past it
 /// (the next block's, or the allocation's 4 bytes of slack) are masked off by every use.
@@ -156,7 +106,7 @@ void permuteTile(const PackedNMWeights& w, int64_t pair0, const float* xs, int64
     VF xv[BB];
     for (int b = 0; b < BB; ++b) xv[b] = hn::Load(d, xs + b * xStride + s * kLanes);
     for (int q = 0; q < P; ++q) {
-      const VF wv = loadWeights<T>(values + q * pairValueStride + s * kBlockBytes);
+      const VF wv = loadAsFloat<T>(DF(), values + q * pairValueStride + s * kBlockBytes);
       const auto word = hn::Set(du, loadMetaWord(meta + q * pairMetaStride + s * kMetaBytes));
       const auto lane = hn::Add(hn::And(word >> shifts, three), bases);
       const auto idx = hn::IndicesFromVec(d, hn::BitCast(di, lane));
@@ -229,7 +179,7 @@ void broadcastTile(const PackedNMWeights& w, int64_t pair0, int64_t step0, int64
                 values + static_cast<int64_t>(Q) * pairValueStride + s * kBlockBytes;
             const float* weights = reinterpret_cast<const float*>(block);
             if constexpr (!std::is_same_v<T, float>) {
-              hn::Store(loadWeights<T>(block), d, wbuf);
+              hn::Store(loadAsFloat<T>(DF(), block), d, wbuf);
               weights = wbuf;
             }
             const uint32_t word =
@@ -244,14 +194,6 @@ void broadcastTile(const PackedNMWeights& w, int64_t pair0, int64_t step0, int64
   for (int r = 0; r < kRows; ++r) {
     for (int v = 0; v < BT; ++v) hn::Store(acc[r][v], d, acc_out + r * kStride + v * kLanes);
   }
-}
-
-hwy::AlignedFreeUniquePtr<float[]> zeroedFloats(int64_t count) {
-  auto p = hwy::AllocateAligned<float>(static_cast<size_t>(std::max<int64_t>(count, 1)));
-  SF_CHECK_CODE(p != nullptr, ErrorCode::kOutOfMemory)
-      << "2:4 GEMM scratch of " << count << " floats";
-  std::memset(p.get(), 0, static_cast<size_t>(count) * sizeof(float));
-  return p;
 }
 
 hwy::AlignedFreeUniquePtr<float[]> paddedRows(const NMGemmArgs& args, int64_t in, int64_t kp,

@@ -5,13 +5,6 @@
 #include <sstream>
 
 namespace sparseflow::kernels {
-namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
-}  // namespace
 
 std::string NMGemmPlan::toString() const {
   std::ostringstream out;

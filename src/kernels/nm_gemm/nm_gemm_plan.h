@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/gemm_args.h"
 #include "support/cache_info.h"
 
 namespace sparseflow::kernels {
@@ -18,11 +19,7 @@ enum class NMGemmPath : int32_t {
 };
 
 /// The problem: Y (batch × out) = X (batch × in) · Wᵀ with W out × in in 2:4.
-struct NMGemmShape {
-  int64_t batch = 1;
-  int64_t outFeatures = 0;
-  int64_t inFeatures = 0;
-};
+using NMGemmShape = GemmShape;
 
 /// The chosen tiling. Batch tiles are decomposed greedily into the instantiated widths.
 struct NMGemmPlan {

@@ -3,14 +3,11 @@
 
 #include <cstring>
 
+#include "kernels/gemm_args.h"
 #include "support/check.h"
 
 namespace sparseflow::kernels {
 namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 void checkWeights(const Tensor& w) {
   SF_USER_CHECK(w.rank() == 2) << "2:4 weights must be 2-d (out_features × in_features), got "

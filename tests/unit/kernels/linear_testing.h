@@ -8,11 +8,13 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "common/random_coo.h"
 #include "hwy/targets.h"
+#include "kernels/gemm_args.h"
 #include "sparseflow/epilogue.h"
 #include "sparseflow/error.h"
 #include "sparseflow/tensor.h"
@@ -94,6 +96,44 @@ inline void checkAgainstReference(const LinearCase& c, const std::vector<double>
   }
   EXPECT_EQ(bad, 0);
 }
+
+/// A raw GEMM call (no epilogue) on fresh random f32 x, with its float64 expectation x · Wᵀ.
+class RawGemmCase {
+ public:
+  /// `w` is W's exact values, out × in row-major.
+  RawGemmCase(const std::vector<double>& w, int64_t out, int64_t in, int64_t batch,
+              std::mt19937_64& rng)
+      : out_(out), batch_(batch), expect_(static_cast<size_t>(batch * out), 0.0) {
+    std::vector<double> exact;
+    std::tie(x_, exact) = randomDense(batch * in, DType::kF32, rng);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t o = 0; o < out; ++o) {
+        for (int64_t i = 0; i < in; ++i) {
+          expect_[static_cast<size_t>(b * out + o)] +=
+              exact[static_cast<size_t>(b * in + i)] * w[static_cast<size_t>(o * in + i)];
+        }
+      }
+    }
+  }
+
+  /// Runs `gemm(args)` into an f32 y prefilled with garbage and checks every value.
+  void check(const std::function<void(const kernels::GemmArgs&)>& gemm) const {
+    std::vector<float> y(static_cast<size_t>(batch_ * out_), -7.0f);
+    kernels::GemmArgs args;
+    args.x = x_.data();
+    args.batch = batch_;
+    args.y = y.data();
+    gemm(args);
+    for (size_t i = 0; i < y.size(); ++i) {
+      ASSERT_NEAR(y[i], expect_[i], 1e-4) << "at " << i;
+    }
+  }
+
+ private:
+  int64_t out_, batch_;
+  Buffer x_ = Buffer::zeros(DType::kF32, 0);
+  std::vector<double> expect_;
+};
 
 /// Runs `body(best)` once per SIMD target compiled into the kernels and supported by this CPU;
 /// `best` is true for the one dispatch picks by default (Highway lists the best first).

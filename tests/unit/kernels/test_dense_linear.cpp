@@ -1,9 +1,11 @@
 // DenseLinear (our dense GEMM/GEMV, NMLinear's baseline) against a float64 reference: every dtype,
-// x dtype, epilogue and batch size, odd shapes, thread counts, and the errors users can cause.
+// x dtype, epilogue and batch size on every compiled SIMD target, odd shapes, thread counts,
+// forced tile plans, the plan rules, and the errors users can cause.
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "kernels/dense_gemm/dense_gemm.h"
 #include "sparseflow/build.h"
 #include "sparseflow/dense_linear.h"
 #include "sparseflow/error.h"
@@ -51,10 +53,13 @@ void checkEveryDtype(int64_t out, int64_t in, bool everyEpilogue, std::mt19937_6
   }
 }
 
-TEST(DenseLinear, EveryDtypeEpilogueAndBatch) {
+TEST(DenseLinear, EveryDtypeEpilogueAndBatchOnEveryTarget) {
   SF_SEEDED_RNG(rng);
-  // in = 70: not a multiple of any SIMD width; out = 37: not a multiple of any panel.
-  checkEveryDtype(37, 70, true, rng);
+  // in = 70: not a multiple of any SIMD width; out = 37: not a multiple of any panel. The full
+  // cross product on the default target; other targets see each batch size with a rotating
+  // epilogue (their code is the same template at another width).
+  testing::forEachTarget([] { return kernels::denseGemmTargetName(); },
+                         [&](bool best) { checkEveryDtype(37, 70, best, rng); });
 }
 
 TEST(DenseLinear, OddAndLargerShapes) {
@@ -67,6 +72,79 @@ TEST(DenseLinear, SingleAndTwoThreadsAgree) {
   testing::forThreadCounts([&](const Case& c, int32_t threads) { checkCase(c, rng, threads); });
 }
 
+/// Every register tile height with tiny, small and whole k chunks, batch chunks and blocks (the
+/// plan rules never pick some of these) on one shape, against float64.
+TEST(DenseGemm, ForcedPlansMatchTheReference) {
+  SF_SEEDED_RNG(rng);
+  const int64_t out = 75, in = 333;
+  const int32_t lanes = kernels::denseGemmLanes();
+  const std::vector<double> w = randomDense(out * in, DType::kF16, rng).second;
+  const Tensor weights = fromDense({out, in}, w.data(), Format::parse("dense", 2), DType::kF16);
+  const kernels::PackedDenseWeights packed = kernels::packDenseWeights(weights, 2 * lanes);
+  for (int64_t batch : {1, 5, 9, 17, 40}) {
+    const testing::RawGemmCase raw(w, out, in, batch, rng);
+    struct Chunks {
+      int64_t k, batch, panels;
+      int32_t threads;
+    };
+    for (int32_t rows : {1, 2, 3, 4, 5, 6}) {
+      for (Chunks chunks : {Chunks{1, 1, 1, 1}, Chunks{7, 6, 2, 2}, Chunks{1000, 1000, 8, 2}}) {
+        kernels::DenseGemmPlan plan;
+        plan.lanes = lanes;
+        plan.panelWidth = 2 * lanes;
+        plan.tileRows = rows;
+        plan.kChunk = chunks.k;
+        plan.batchChunk = chunks.batch;
+        plan.panelsPerBlock = chunks.panels;
+        plan.threads = chunks.threads;
+        SCOPED_TRACE("batch " + std::to_string(batch) + " plan " + plan.toString());
+        raw.check(
+            [&](const kernels::GemmArgs& args) { kernels::runDenseGemm(packed, args, plan); });
+      }
+    }
+  }
+}
+
+TEST(DenseGemmPlan, GemvStreamsGemmChunksFitTheCaches) {
+  support::CacheSizes caches;
+  caches.l1d = 32 << 10;
+  caches.l2 = 512 << 10;
+  for (int32_t lanes : {4, 8, 16}) {
+    for (int64_t batch : {1, 3, 6, 7, 8, 32, 100, 512, 4096}) {
+      for (int64_t in : {1, 70, 4096, 11008}) {
+        const kernels::DenseGemmPlan plan =
+            kernels::chooseDenseGemmPlan({batch, 4096, in}, lanes, caches, 2);
+        SCOPED_TRACE(plan.toString());
+        EXPECT_EQ(plan.panelWidth, 2 * lanes);
+        EXPECT_GE(plan.kChunk, 1);
+        EXPECT_LE(plan.kChunk, in) << "never past the matrix";
+        EXPECT_GE(plan.batchChunk, std::min<int64_t>(batch, plan.tileRows));
+        if (batch <= plan.tileRows) {
+          // One register tile: the weights stream once, start to end.
+          EXPECT_EQ(plan.kChunk, in);
+          EXPECT_EQ(plan.batchChunk, batch);
+          continue;
+        }
+        EXPECT_EQ(plan.batchChunk % plan.tileRows, 0);
+        EXPECT_LE(plan.batchChunk, batch + plan.tileRows - 1) << "never past the batch";
+        if (in >= 4096) {
+          EXPECT_LE(plan.kChunk * plan.panelWidth * 4, caches.l1d / 2);
+          EXPECT_LE(plan.kChunk * plan.batchChunk * 4, caches.l2 / 2 + plan.kChunk * 4 * 6);
+        }
+      }
+    }
+  }
+  // Large layers get several blocks per thread for dynamic balancing; tiny ones one thread.
+  EXPECT_EQ(kernels::chooseDenseGemmPlan({1, 37, 70}, 8, caches, 2).threads, 1);
+  EXPECT_EQ(kernels::chooseDenseGemmPlan({8, 256, 256}, 8, caches, 2).threads, 2);
+  for (int32_t threads : {1, 2, 8}) {
+    const kernels::DenseGemmPlan plan =
+        kernels::chooseDenseGemmPlan({1, 4096, 4096}, 8, caches, threads);
+    const int64_t blocks = (4096 / 16 + plan.panelsPerBlock - 1) / plan.panelsPerBlock;
+    EXPECT_GE(blocks, 4 * threads) << plan.toString();
+  }
+}
+
 TEST(DenseLinear, ReportsItsShapeAndBytes) {
   std::mt19937_64 rng(1);
   const std::vector<double> w = randomDense(8 * 64, DType::kF32, rng).second;
@@ -76,8 +154,11 @@ TEST(DenseLinear, ReportsItsShapeAndBytes) {
   EXPECT_EQ(layer.inFeatures(), 64);
   EXPECT_EQ(layer.weightType(), DType::kBF16);
   EXPECT_EQ(layer.epilogue(), Epilogue::parse("silu"));
-  EXPECT_GE(layer.weightBytes(), 8 * 64 * 2);
-  EXPECT_FALSE(layer.describe(1).empty());
+  // 8 outputs padded to one panel of 2 × lanes, 64 inputs, 2 bytes each.
+  EXPECT_EQ(layer.weightBytes(), 2 * kernels::denseGemmLanes() * 64 * 2);
+  EXPECT_NE(layer.describe(1).find("gemv"), std::string::npos) << layer.describe(1);
+  EXPECT_NE(layer.describe(512).find("gemm"), std::string::npos) << layer.describe(512);
+  EXPECT_EQ(layer.describe(1).find(kernels::denseGemmTargetName()), 0u) << layer.describe(1);
   // An empty batch is no work and needs no pointers.
   EXPECT_NO_THROW(layer.forward(nullptr, DType::kF32, 0, nullptr));
 }

@@ -103,16 +103,7 @@ TEST(NMGemm, ForcedPlansMatchTheDefault) {
   const Tensor weights = fromDense({out, in}, w.data(), Format::parse("2:4", 2));
   const kernels::PackedNMWeights packed = kernels::packNMWeights(weights, lanes);
   for (int64_t batch : {1, 3, 5, 9, 17, 40, 70}) {
-    auto [x, xExact] = randomDense(batch * in, DType::kF32, rng);
-    std::vector<double> expect(static_cast<size_t>(batch * out), 0.0);
-    for (int64_t b = 0; b < batch; ++b) {
-      for (int64_t o = 0; o < out; ++o) {
-        for (int64_t i = 0; i < in; ++i) {
-          expect[static_cast<size_t>(b * out + o)] +=
-              xExact[static_cast<size_t>(b * in + i)] * w[static_cast<size_t>(o * in + i)];
-        }
-      }
-    }
+    const testing::RawGemmCase raw(w, out, in, batch, rng);
     for (auto path : {kernels::NMGemmPath::kPermute, kernels::NMGemmPath::kBroadcast}) {
       for (int64_t chunk : {int64_t{1}, int64_t{3}, int64_t{1000}}) {
         for (int64_t block : {int64_t{4}, int64_t{8}, int64_t{64}}) {
@@ -124,15 +115,7 @@ TEST(NMGemm, ForcedPlansMatchTheDefault) {
           plan.maxBatchVectors = 4;
           plan.threads = 2;
           SCOPED_TRACE("batch " + std::to_string(batch) + " plan " + plan.toString());
-          std::vector<float> y(static_cast<size_t>(batch * out), -7.0f);
-          kernels::NMGemmArgs args;
-          args.x = x.data();
-          args.batch = batch;
-          args.y = y.data();
-          kernels::runNMGemm(packed, args, plan);
-          for (size_t i = 0; i < y.size(); ++i) {
-            ASSERT_NEAR(y[i], expect[i], 1e-4) << "at " << i;
-          }
+          raw.check([&](const kernels::GemmArgs& args) { kernels::runNMGemm(packed, args, plan); });
         }
       }
     }

@@ -1,0 +1,85 @@
+// Per-target pieces the GEMM kernels share: element loads as f32, weight vectors loaded as f32,
+// scratch allocation, and the fused epilogue + store of an f32 output tile into Y's dtype.
+// Included once per target from kernel translation units after hwy/foreach_target.h.
+#if defined(SPARSEFLOW_KERNELS_GEMM_TILE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SPARSEFLOW_KERNELS_GEMM_TILE_INL_H_
+#undef SPARSEFLOW_KERNELS_GEMM_TILE_INL_H_
+#else
+#define SPARSEFLOW_KERNELS_GEMM_TILE_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "hwy/aligned_allocator.h"
+#include "hwy/highway.h"
+#include "kernels/activations-inl.h"
+#include "kernels/gemm_args.h"
+#include "support/check.h"
+#include "support/half.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace sparseflow::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+/// Element i of an f32, bf16 or f16 array, as f32.
+inline float toFloat(const void* base, DType type, int64_t i) {
+  switch (type) {
+    case DType::kBF16: return bf16ToFloat(static_cast<const uint16_t*>(base)[i]);
+    case DType::kF16: return f16ToFloat(static_cast<const uint16_t*>(base)[i]);
+    default: return static_cast<const float*>(base)[i];
+  }
+}
+
+/// Loads Lanes(d) weights of type T (float: from an aligned address) as f32.
+template <typename T, class D>
+HWY_INLINE hn::Vec<D> loadAsFloat(D d, const uint8_t* p) {
+  if constexpr (std::is_same_v<T, float>) {
+    return hn::Load(d, reinterpret_cast<const float*>(p));
+  } else {
+    const hn::Rebind<T, D> dn;
+    return hn::PromoteTo(d, hn::LoadU(dn, reinterpret_cast<const T*>(p)));
+  }
+}
+
+/// `count` floats (at least one), aligned and zeroed.
+inline hwy::AlignedFreeUniquePtr<float[]> zeroedFloats(int64_t count) {
+  auto p = hwy::AllocateAligned<float>(static_cast<size_t>(std::max<int64_t>(count, 1)));
+  SF_CHECK_CODE(p != nullptr, ErrorCode::kOutOfMemory) << "GEMM scratch of " << count << " floats";
+  std::memset(p.get(), 0, static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float));
+  return p;
+}
+
+/// Applies the epilogue to `rows` × `count` f32 outputs (row stride `tileStride`) for output
+/// columns o0.. and stores them into Y in its dtype, at rows b0...
+inline void finishTile(const GemmArgs& args, int64_t outFeatures, float* tile, int64_t tileStride,
+                       int64_t b0, int64_t rows, int64_t o0, int64_t count) {
+  const bool apply = args.bias != nullptr || args.activation != Activation::kNone;
+  for (int64_t b = 0; b < rows; ++b) {
+    float* row = tile + b * tileStride;
+    if (apply) {
+      applyEpilogue(args.activation, row, args.bias ? args.bias + o0 : nullptr, count);
+    }
+    const int64_t at = (b0 + b) * outFeatures + o0;
+    switch (args.yType) {
+      case DType::kBF16: {
+        auto* y = static_cast<uint16_t*>(args.y) + at;
+        for (int64_t i = 0; i < count; ++i) y[i] = floatToBf16(row[i]);
+        break;
+      }
+      case DType::kF16: {
+        auto* y = static_cast<uint16_t*>(args.y) + at;
+        for (int64_t i = 0; i < count; ++i) y[i] = floatToF16(row[i]);
+        break;
+      }
+      default: std::memcpy(static_cast<float*>(args.y) + at, row, static_cast<size_t>(count) * 4);
+    }
+  }
+}
+
+}  // namespace sparseflow::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard toggle
