@@ -1,7 +1,9 @@
 // Benchmarks the 2:4 GEMM (NMLinear: y = epilogue(x · Wᵀ + b)) on transformer layer shapes
-// against dense OpenBLAS and oneDNN on the same, unpruned-shape weights in the same run, and
-// prints the speedup and the fraction of the machine's limit (weight bytes over bandwidth for
-// batch ≤ 8, flops over FMA peak above).
+// against dense OpenBLAS, oneDNN and our own dense path (DenseLinear) on the same, unpruned-shape
+// weights in the same run, and prints the speedup over each and the fraction of the machine's
+// limit (weight bytes over bandwidth for batch ≤ 8, flops over FMA peak above). The row's peer
+// is the fastest dense peer at the row's dtype; at bf16 and f16 that is DenseLinear alone here
+// (the OpenBLAS and oneDNN builds have none), and their f32 times are listed beside it.
 //
 //   build-bench/bin/bench_nm_gemm [--limits=FILE] [--rows=FILE] [--shapes=768x768,4096x11008]
 //       [--batches=1,8,32,128] [--dtypes=f32,bf16,f16] [--epilogues=bias+gelu_erf,none]
@@ -21,6 +23,8 @@
 #include "common/machine_limits.h"
 #include "common/report.h"
 #include "peers/dense_gemm.h"
+#include "peers/sparseflow_dense.h"
+#include "sparseflow/dense_linear.h"
 #include "sparseflow/error.h"
 #include "sparseflow/nm.h"
 #include "sparseflow/nm_linear.h"
@@ -115,12 +119,14 @@ std::vector<ResultRow> runShape(const Options& o, const Shape& s, const MachineL
   std::vector<float> yPeer(static_cast<size_t>(maxBatch * s.out));
 
   for (DType dtype : o.dtypes) {
-    const nm::Sparsified sparse = nm::sparsify(denseTensor(w, s.out, s.in, dtype), {2, 4});
+    const Tensor dense = denseTensor(w, s.out, s.in, dtype);
+    const nm::Sparsified sparse = nm::sparsify(dense, {2, 4});
     const Tensor xTensor = denseTensor(x, maxBatch, s.in, dtype);
     Buffer y = Buffer::zeros(dtype, maxBatch * s.out);
     for (const Epilogue& epilogue : o.epilogues) {
-      const NMLinear layer(sparse.compressed, epilogue.bias ? bias : std::vector<float>{},
-                           epilogue);
+      const std::vector<float> layerBias = epilogue.bias ? bias : std::vector<float>{};
+      const NMLinear layer(sparse.compressed, layerBias, epilogue);
+      const DenseLinear ourDense(dense, layerBias, epilogue);
       for (int64_t batch : o.batches) {
         ResultRow row;
         row.name = caseName(s, batch, dtype, epilogue);
@@ -128,7 +134,7 @@ std::vector<ResultRow> runShape(const Options& o, const Shape& s, const MachineL
         row.seconds =
             timeMedian([&] { layer.forward(xTensor.values().data(), dtype, batch, y.data()); },
                        TimingOptions{o.reps, o.minSeconds, 0.0});
-        // Peers at the same dtype on the dense weights; the fastest one is the row's peer.
+        // Dense peers on the dense weights; the fastest one at the row's dtype is the row's peer.
         DenseProblem problem{batch,        s.out,    s.in,
                              x.data(),     w.data(), epilogue.bias ? bias.data() : nullptr,
                              yPeer.data(), epilogue};
@@ -145,22 +151,31 @@ std::vector<ResultRow> runShape(const Options& o, const Shape& s, const MachineL
         } else {
           missing.push_back(why);
         }
-        if (peers.empty()) {  // no dense kernel at this dtype here: compare with dense f32
+        const size_t sameDtype = peers.size() + 1;  // the external ones at dtype, and ours
+        if (peers.empty()) {
+          missing.push_back(std::string("sparseflow dense is the only dense peer at ") +
+                            dtypeName(dtype) + " (OpenBLAS and oneDNN at f32 for reference)");
+        }
+        peers.push_back(makeSparseflowDensePeer(ourDense, xTensor, batch));
+        if (sameDtype == 1) {  // no external dense kernel at this dtype: list them at f32
           if (auto p = makeOpenBlasPeer(problem, DType::kF32, threads, &why)) {
             peers.push_back(std::move(p));
           }
           if (auto p = makeOneDnnPeer(problem, DType::kF32, &why)) peers.push_back(std::move(p));
-          missing.push_back("peer at f32");
         }
         std::string peerTimes;
-        for (auto& peer : peers) {
+        for (size_t i = 0; i < peers.size(); ++i) {
           const double t =
-              timeMedian([&] { peer->run(); }, TimingOptions{o.reps, o.minSeconds, 0.0});
-          if (!(t >= row.peerSeconds)) {
+              timeMedian([&] { peers[i]->run(); }, TimingOptions{o.reps, o.minSeconds, 0.0});
+          if (i < sameDtype && !(t >= row.peerSeconds)) {
             row.peerSeconds = t;
-            row.peer = peer->name();
+            row.peer = peers[i]->name();
           }
-          peerTimes += (peerTimes.empty() ? "" : "; ") + peer->name() + " " + formatSeconds(t);
+          std::ostringstream ratio;
+          ratio.precision(2);
+          ratio << std::fixed << t / row.seconds;
+          peerTimes += (peerTimes.empty() ? "" : "; ") + peers[i]->name() + " " + formatSeconds(t) +
+                       " (" + ratio.str() + "x)";
         }
         if (batch <= 8) {
           setBandwidthFloor(row, static_cast<double>(layer.weightBytes()),
