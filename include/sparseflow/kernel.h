@@ -59,6 +59,10 @@ class Kernel {
   struct Impl;
 
  private:
+  /// Format decomposition: one kernel per part of the hybrid input, accumulated into `output`
+  /// (a fresh one unless `into`).
+  void runParts(const std::map<std::string, const Tensor*>& inputs, Tensor* output,
+                const std::map<std::string, double>& params, bool into = false) const;
   std::shared_ptr<const Impl> impl_;
 };
 

@@ -12,9 +12,11 @@
 #include "jit/jit.h"
 #include "lower/lower.h"
 #include "runtime/assembled_output.h"
+#include "runtime/format_decomposition.h"
 #include "runtime/kernel_args.h"
 #include "runtime/nm_linear_match.h"
 #include "schedule/schedule.h"
+#include "sparseflow/convert.h"
 #include "support/check.h"
 
 namespace sparseflow {
@@ -33,6 +35,9 @@ struct Kernel::Impl {
   /// Set when the kernel is the 2:4 linear layer: the hand-tuned NMLinear runs instead.
   std::shared_ptr<runtime::NMLinearRunner> nmLinear;
   DType outputType = DType::kF32;
+  /// Set when an input is hybrid: one kernel per part (format decomposition).
+  std::optional<runtime::Decomposition> decomposition;
+  std::vector<Kernel> parts;
 };
 
 namespace {
@@ -83,6 +88,25 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
     lowerOptions.formats[name] = Format::parse(format, static_cast<int32_t>(it->second));
   }
   const expr::CheckedKernel checked = expr::check(impl->statement, infos);
+  if (auto decomposition = runtime::decompose(checked, lowerOptions.formats)) {
+    impl->checked = checked;
+    impl->formats = lowerOptions.formats;
+    impl->outputType = checked.tensors.at(checked.output).dtype;
+    for (size_t p = 0; p < decomposition->partTexts.size(); ++p) {
+      KernelOptions part = options;
+      part.formats[decomposition->tensor] = decomposition->partFormats[p];
+      impl->parts.push_back(Kernel::compile(decomposition->partTexts[p], part));
+      const std::string title = "part " + std::to_string(p) + " of " + decomposition->tensor +
+                                " (" + decomposition->partFormats[p] +
+                                "): " + decomposition->partTexts[p] + "\n";
+      impl->source += "// " + title + impl->parts.back().source();
+      impl->ir += "# " + title + impl->parts.back().ir();
+    }
+    impl->decomposition = std::move(decomposition);
+    Kernel kernel;
+    kernel.impl_ = std::move(impl);
+    return kernel;
+  }
   impl->lowered = lower::lowerKernel(checked, lowerOptions);
   SF_CHECK_CODE(impl->lowered.assembledLevel < 0 || !sched.hasParallel(), ErrorCode::kNotSupported)
       << "output " << checked.output << " is assembled row by row (per-thread workspaces over the "
@@ -127,6 +151,11 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
 Tensor Kernel::run(const std::map<std::string, const Tensor*>& inputs,
                    const std::map<std::string, double>& params) const {
   SF_USER_CHECK(impl_ != nullptr) << "run() on a kernel that was never compiled";
+  if (impl_->decomposition) {
+    Tensor output;
+    runParts(inputs, &output, params);
+    return output;
+  }
   if (impl_->nmLinear) {
     SF_USER_CHECK(params.empty()) << "the kernel '" << impl_->text << "' has no scalar parameters";
     return impl_->nmLinear->run(inputs, impl_->outputType);
@@ -144,6 +173,10 @@ Tensor Kernel::run(const std::map<std::string, const Tensor*>& inputs,
 void Kernel::run(const std::map<std::string, const Tensor*>& inputs, Tensor& output,
                  const std::map<std::string, double>& params) const {
   SF_USER_CHECK(impl_ != nullptr) << "run() on a kernel that was never compiled";
+  if (impl_->decomposition) {
+    runParts(inputs, &output, params, /*into=*/true);
+    return;
+  }
   if (impl_->nmLinear) {
     const Tensor y = run(inputs, params);
     SF_USER_CHECK(output.shape() == y.shape() && output.dtype() == y.dtype() &&
@@ -181,6 +214,30 @@ void Kernel::run(const std::map<std::string, const Tensor*>& inputs, Tensor& out
   impl_->entry(args.data(), bound.extents.data(), bound.params.data());
 }
 
+void Kernel::runParts(const std::map<std::string, const Tensor*>& inputs, Tensor* output,
+                      const std::map<std::string, double>& params, bool into) const {
+  const runtime::Decomposition& d = *impl_->decomposition;
+  auto it = inputs.find(d.tensor);
+  SF_USER_CHECK(it != inputs.end() && it->second != nullptr)
+      << "the kernel '" << impl_->text << "' needs tensor '" << d.tensor << "' ("
+      << d.format.toString() << ")";
+  const Tensor* whole = it->second;
+  Tensor converted;
+  if (!whole->format().isHybrid() || whole->format().parts().size() != d.format.parts().size()) {
+    converted = convert(*whole, d.format);
+    whole = &converted;
+  }
+  std::map<std::string, const Tensor*> partInputs = inputs;
+  for (size_t p = 0; p < impl_->parts.size(); ++p) {
+    partInputs[d.tensor] = &whole->parts()[p];
+    if (p == 0 && !into) {
+      *output = impl_->parts[p].run(partInputs, params);
+    } else {
+      impl_->parts[p].run(partInputs, *output, params);
+    }
+  }
+}
+
 const std::string& Kernel::text() const {
   return impl_->text;
 }
@@ -191,6 +248,11 @@ const std::string& Kernel::ir() const {
   return impl_->ir;
 }
 bool Kernel::fromCache() const {
+  if (impl_->decomposition) {
+    bool all = true;
+    for (const Kernel& part : impl_->parts) all = all && part.fromCache();
+    return all;
+  }
   return impl_->compiled.fromCache;
 }
 
@@ -220,6 +282,13 @@ std::string Kernel::describe() const {
   }
   if (impl_->lowered.symbolic) {
     out << "  output assembled: symbolic phase (entries per row), then numeric\n";
+  }
+  if (impl_->decomposition) {
+    out << "  format decomposition: " << impl_->decomposition->tensor << " ("
+        << impl_->decomposition->format.toString() << ") runs as one kernel per part, "
+        << "accumulated into " << impl_->checked.output << "\n";
+    for (const Kernel& part : impl_->parts) out << part.describe();
+    return out.str();
   }
   if (impl_->nmLinear) {
     const auto& m = impl_->nmLinear->match();
