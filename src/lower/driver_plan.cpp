@@ -7,6 +7,7 @@
 #include "lower/level_iteration.h"
 #include "lower/nest_builder.h"
 #include "lower/presence.h"
+#include "support/check.h"
 
 namespace sparseflow::lower {
 namespace {
@@ -29,6 +30,12 @@ std::vector<std::string> levelIndices(const expr::Access& a, const Format& f) {
     const std::string& index = a.indices[static_cast<size_t>(l.expr.dim)];
     if (std::find(out.begin(), out.end(), index) == out.end()) out.push_back(index);
   }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 
@@ -77,6 +84,36 @@ class Planner {
               : denseFormat(static_cast<int32_t>(kernel.tensors.at(input).shape.size()));
       plan_.densified[input] = false;
     }
+  }
+
+  /// sparse_reorder(tensor, order...): the input is read in a copy with its levels in `order`.
+  void reorderLevels(const std::string& tensor, const std::vector<std::string>& order) {
+    auto it = plan_.formats.find(tensor);
+    const std::string what = "sparse_reorder(" + tensor + "): ";
+    SF_USER_CHECK(it != plan_.formats.end()) << what << tensor << " is not an input of the kernel";
+    SF_USER_CHECK(!isDenseFormat(it->second))
+        << what << tensor << " is dense; reorder() orders the loops over dense tensors";
+    const expr::Access* access = nullptr;
+    for (const Pass& pass : normalized_.passes) {
+      for (const expr::Access* a : allAccesses(*pass.body)) {
+        if (a->tensor == tensor && !access) access = a;
+      }
+    }
+    SF_ICHECK(access != nullptr) << "no access to " << tensor;
+    std::vector<std::string> sorted = order, indices = access->indices;
+    std::sort(sorted.begin(), sorted.end());
+    std::sort(indices.begin(), indices.end());
+    SF_USER_CHECK(sorted == indices)
+        << what << "name each index of " << tensor << " once (it is used as " << tensor << "("
+        << join(access->indices) << "))";
+    auto copy = concordantFormat(it->second, *access, order);
+    SF_CHECK_CODE(copy.has_value(), ErrorCode::kNotSupported)
+        << what << it->second.toString()
+        << " has blocked or hybrid levels, which are not reordered";
+    if (*copy == it->second) return;
+    plan_.notes.push_back("input " + tensor + " (" + it->second.toString() + ") is read as " +
+                          copy->toString() + " (sparse_reorder)");
+    it->second = *copy;
   }
 
   DriverPlan run() {
@@ -210,8 +247,11 @@ class Planner {
 }  // namespace
 
 DriverPlan planDrivers(const expr::CheckedKernel& kernel, const Normalized& normalized,
-                       const std::map<std::string, Format>& bound) {
-  return Planner(kernel, normalized, bound).run();
+                       const std::map<std::string, Format>& bound,
+                       const std::map<std::string, std::vector<std::string>>& levelOrders) {
+  Planner planner(kernel, normalized, bound);
+  for (const auto& [tensor, order] : levelOrders) planner.reorderLevels(tensor, order);
+  return planner.run();
 }
 
 }  // namespace sparseflow::lower

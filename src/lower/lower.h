@@ -59,6 +59,8 @@ struct LowerOptions {
   /// Loop names in the order a schedule's reorder() asks for ("i", "k", "j"; blocked indices as
   /// "i_blk"/"i_in"); empty: the default order. Must respect the sparse operands' storage order.
   std::vector<std::string> order;
+  /// sparse_reorder(): inputs read through a copy whose levels follow these index orders.
+  std::map<std::string, std::vector<std::string>> levelOrders;
 };
 
 /// Lowers a checked kernel. Throws kNotSupported naming the tensors and index for what this

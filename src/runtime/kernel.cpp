@@ -72,6 +72,7 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
   lower::LowerOptions lowerOptions;
   lowerOptions.parallel = options.parallel && !sched.hasParallel();
   lowerOptions.order = sched.requestedOrder();
+  lowerOptions.levelOrders = sched.sparseLevelOrders();
   for (const auto& [name, rank] : ranks) {
     auto dtype = options.dtypes.find(name);
     infos[name] = {std::vector<int64_t>(rank, 1),

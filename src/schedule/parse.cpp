@@ -24,6 +24,7 @@ const std::map<std::string, Arity>& grammar() {
       {"unroll", {Primitive::kUnroll, 1, 1, true}},
       {"precompute", {Primitive::kPrecompute, 1, 16, false}},
       {"bind", {Primitive::kBind, 2, 2, false}},
+      {"sparse_reorder", {Primitive::kSparseReorder, 3, 17, false}},
   };
   return g;
 }
@@ -104,7 +105,8 @@ class Parser {
     if (it == grammar().end()) {
       pos_ = start;
       fail(
-          "a primitive (reorder, split, fuse, parallel, vectorize, unroll, precompute, bind), not "
+          "a primitive (reorder, split, fuse, parallel, vectorize, unroll, precompute, bind, "
+          "sparse_reorder), not "
           "'" +
           name + "'");
     }
@@ -157,6 +159,9 @@ class Parser {
       case Primitive::kUnroll: s.unroll(d.loops[0], d.factor); break;
       case Primitive::kPrecompute:
       case Primitive::kBind: s.addRaw(d); break;
+      case Primitive::kSparseReorder:
+        s.sparseReorder(d.loops[0], std::vector<std::string>(d.loops.begin() + 1, d.loops.end()));
+        break;
     }
   }
 };

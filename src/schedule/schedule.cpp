@@ -16,6 +16,7 @@ const char* primitiveName(Primitive p) {
     case Primitive::kUnroll: return "unroll";
     case Primitive::kPrecompute: return "precompute";
     case Primitive::kBind: return "bind";
+    case Primitive::kSparseReorder: return "sparse_reorder";
   }
   return "?";
 }
@@ -68,6 +69,12 @@ Schedule& Schedule::unroll(const std::string& loop, int64_t factor) {
   return *this;
 }
 
+Schedule& Schedule::sparseReorder(const std::string& tensor, std::vector<std::string> indices) {
+  indices.insert(indices.begin(), tensor);
+  directives_.push_back({Primitive::kSparseReorder, std::move(indices)});
+  return *this;
+}
+
 Schedule& Schedule::addRaw(Directive d) {
   directives_.push_back(std::move(d));
   return *this;
@@ -81,6 +88,15 @@ std::vector<std::string> Schedule::requestedOrder() const {
   return order;
 }
 
+std::map<std::string, std::vector<std::string>> Schedule::sparseLevelOrders() const {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const Directive& d : directives_) {
+    if (d.primitive == Primitive::kSparseReorder)
+      out[d.loops[0]] = std::vector<std::string>(d.loops.begin() + 1, d.loops.end());
+  }
+  return out;
+}
+
 bool Schedule::hasParallel() const {
   for (const Directive& d : directives_) {
     if (d.primitive == Primitive::kParallel) return true;
@@ -92,7 +108,8 @@ ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule) {
   ir::Stmt s = body;
   for (const Directive& d : schedule.directives()) {
     switch (d.primitive) {
-      case Primitive::kReorder: break;  // honoured by lowering
+      case Primitive::kReorder:
+      case Primitive::kSparseReorder: break;  // honoured by lowering
       case Primitive::kSplit: s = applySplit(s, d); break;
       case Primitive::kFuse: s = applyFuse(s, d); break;
       case Primitive::kParallel: s = applyParallel(s, d); break;

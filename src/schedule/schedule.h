@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ enum class Primitive {
   kUnroll,      ///< unroll(j, 4)
   kPrecompute,  ///< precompute(expr, workspace): not yet
   kBind,        ///< bind(i, blockIdx.x): GPU only
+  /// sparse_reorder(A, j, i): iterate sparse input A's levels in this index order (SparseTIR's
+  /// stage-I sparse reorder), served by a copy of A in that level order; honoured by lowering.
+  kSparseReorder,
 };
 
 /// The primitive's name as written.
@@ -48,11 +52,15 @@ class Schedule {
   Schedule& parallel(const std::string& loop, bool atomic = false);
   Schedule& vectorize(const std::string& loop);
   Schedule& unroll(const std::string& loop, int64_t factor);
+  /// Reads sparse input `tensor` through a copy whose levels follow `indices` (csr as csc...).
+  Schedule& sparseReorder(const std::string& tensor, std::vector<std::string> indices);
   /// Adds a directive as parsed (primitives without a builder yet: precompute, bind).
   Schedule& addRaw(Directive d);
 
   /// The loop order reorder() asks for (empty: the default order).
   std::vector<std::string> requestedOrder() const;
+  /// sparse_reorder()'s requests: tensor → index order of its levels.
+  std::map<std::string, std::vector<std::string>> sparseLevelOrders() const;
   /// True when some directive parallelizes (then the default outer-loop parallelism is off).
   bool hasParallel() const;
 

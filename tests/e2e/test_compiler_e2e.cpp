@@ -348,6 +348,10 @@ std::vector<Case> cases() {
            {"fuse_dense", "C(i,j) = A(i,j) * B(i,j)", "dense", "fuse(i, j, f); parallel(f)", mv},
            {"bsr_blocks", "y(i) = A(i,j) * x(j)", "bsr:4x4", "parallel(i_blk); unroll(i_in, 4)",
             mv},
+           {"sparse_reorder_spmv", "y(i) = A(i,j) * x(j)", "csr",
+            "sparse_reorder(A, j, i); reorder(j, i)", mv},
+           {"sparse_reorder_spmm", "C(i,j) = A(i,k) * B(k,j)", "csr",
+            "sparse_reorder(A, k, i); parallel(j)", mm},
        }) {
     out.push_back({"schedule_" + s.name,
                    s.text,

@@ -126,6 +126,22 @@ TEST(SchedulePrimitives, ReorderFollowsTheRequestAndRespectsStorage) {
             std::string::npos);
 }
 
+TEST(SchedulePrimitives, SparseReorderReadsACopyInTheRequestedLevelOrder) {
+  // reorder(j, i) alone contradicts csr; sparse_reorder(A, j, i) first reads A with j outermost.
+  const std::string ir = irOf(kSpmv, {{"A", "csr"}}, "sparse_reorder(A, j, i); reorder(j, i)");
+  const auto j = ir.find("for v_j in [0, n_j)"), i = ir.find("let v_i");
+  ASSERT_NE(j, std::string::npos) << ir;
+  EXPECT_LT(j, i) << ir;
+  EXPECT_NE(ir.find("tA_crd1"), std::string::npos) << ir;  // rows are now A's compressed level
+  EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}}, "sparse_reorder(A, j, k)").find("name each index of A"),
+            std::string::npos);
+  EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}}, "sparse_reorder(x, j, i)").find("x is dense"),
+            std::string::npos);
+  EXPECT_NE(errorOf(kSpmv, {{"A", "bsr:2x2"}}, "sparse_reorder(A, j, i)", ErrorCode::kNotSupported)
+                .find("blocked"),
+            std::string::npos);
+}
+
 TEST(SchedulePrimitives, VectorizeInnerDenseLoopButNotAScatter) {
   const std::string ir = irOf(kSpmm, {{"A", "csr"}}, "vectorize(j)");
   EXPECT_NE(ir.find("for v_j in [0, n_j) vectorized:"), std::string::npos) << ir;
