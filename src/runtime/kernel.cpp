@@ -135,7 +135,12 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
     kernel.impl_ = std::move(impl);
     return kernel;
   }
-  impl->source = codegen::emitCpp(impl->lowered);
+  // The C++ gets the default extent versioning (constant widths the compiler unrolls); the loop
+  // IR users schedule and print stays the generic one.
+  lower::LoweredKernel versioned = impl->lowered;
+  versioned.body = schedule::specializeExtents(versioned.body);
+  if (versioned.symbolic) versioned.symbolic = schedule::specializeExtents(versioned.symbolic);
+  impl->source = codegen::emitCpp(versioned);
   jit::CompilerOptions jitOptions = jit::defaultCompilerOptions();
   jitOptions.useCache = options.useCache;
   impl->compiled = jit::compile(impl->source, jitOptions);

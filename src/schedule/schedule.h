@@ -73,4 +73,9 @@ class Schedule {
 /// race: ...", or kNotSupported for primitives not implemented for this backend.
 ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule);
 
+/// Part of the default schedule, applied after the user's: when the innermost dense loops all run
+/// to one runtime extent n_x, the body is versioned for n_x = 16, 32, 64 and 128 (constants the
+/// compiler unrolls) with the generic body for other extents.
+ir::Stmt specializeExtents(const ir::Stmt& body);
+
 }  // namespace sparseflow::schedule

@@ -156,6 +156,17 @@ std::vector<Case> cases() {
   for (std::string f : {"csr", "csc", "coo", "dcsr", "bsr:4x4", "ell", "2:4"}) {
     out.push_back({"spmm_" + f, "C(i,j) = A(i,k) * B(k,j)", {{"A", f}}, mm});
   }
+  // Output widths the generated code versions for (constant 16/32/64/128 columns), and one past.
+  for (int64_t width : {16, 32, 64, 128, 33}) {
+    out.push_back({"spmm_csr_width_" + std::to_string(width),
+                   "C(i,j) = A(i,k) * B(k,j)",
+                   {{"A", "csr"}},
+                   {{"i", 23}, {"k", 31}, {"j", width}}});
+  }
+  out.push_back({"sddmm_inner_32",
+                 "Y(i,j) = M(i,j) * sum(k, A(i,k) * B(j,k))",
+                 {{"M", "csr"}, {"Y", "csr"}},
+                 {{"i", 19}, {"j", 21}, {"k", 32}}});
   out.push_back({"spmm_colmajor_B",
                  "C(i,j) = A(i,k) * B(k,j)",
                  {{"A", "csr"}, {"B", "levels[d1:dense, d0:dense]"}},
