@@ -117,10 +117,24 @@ class Planner {
   }
 
   DriverPlan run() {
+    // A max over a sparse input counts its implicit zeros (the nest adds 0 to the max when a
+    // reduction visited fewer entries than its extent): one unblocked driver whose absence makes
+    // the body zero. Anything else under a max is read as dense.
     for (const Pass& pass : normalized_.passes) {
       if (pass.op != expr::ReduceOp::kMax) continue;
+      std::vector<const expr::Access*> drivers;
       for (const expr::Access* a : allAccesses(*pass.body)) {
-        if (isDriver(a->tensor)) densify(a->tensor, "it appears in a max reduction");
+        if (isDriver(a->tensor)) drivers.push_back(a);
+      }
+      const bool fillAware = drivers.size() == 1 && !blocked(plan_.formats[drivers[0]->tensor]) &&
+                             !nonzeroWithout(pass, drivers) &&
+                             reductionsInnermost(pass, *drivers[0]);
+      for (const expr::Access* a : drivers) {
+        if (!fillAware)
+          densify(a->tensor,
+                  "it appears in a max reduction with other sparse "
+                  "operands, blocked levels, or a value at its zeros "
+                  "that is not 0");
       }
     }
     bool changed = true;
@@ -140,6 +154,26 @@ class Planner {
   const expr::CheckedKernel& kernel_;
   const Normalized& normalized_;
   DriverPlan plan_;
+
+  /// The driver's levels walk the pass's output indices before any reduced one (a max keeps
+  /// its accumulator inside every output loop).
+  bool reductionsInnermost(const Pass& pass, const expr::Access& a) const {
+    bool reducing = false;
+    for (const std::string& index : levelIndices(a, plan_.formats.at(a.tensor))) {
+      const bool output = std::find(pass.targetIndices.begin(), pass.targetIndices.end(), index) !=
+                          pass.targetIndices.end();
+      if (output && reducing) return false;
+      reducing = reducing || !output;
+    }
+    return true;
+  }
+
+  static bool blocked(const Format& f) {
+    for (const LevelSpec& l : f.levels()) {
+      if (l.expr.op != LevelExpr::Op::kIdentity) return true;
+    }
+    return false;
+  }
 
   bool isDriver(const std::string& tensor) const {
     auto it = plan_.formats.find(tensor);

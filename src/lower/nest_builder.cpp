@@ -380,7 +380,7 @@ Stmt NestBuilder::emitLoop(int depth) {
   notes.disjointWrites = unique && !isReduction(v);
   if (depth == 0 && parallel_ && notes.disjointWrites) kind = ir::LoopKind::kParallel;
   if (depth + 1 == static_cast<int>(loopOrder_.size()) && !driving && !accName_.empty() &&
-      !assembly_.active()) {
+      countName_.empty() && !assembly_.active()) {
     kind = ir::LoopKind::kVectorized;  // a dense reduction into the accumulator
     notes.reduction = accName_;
   }
@@ -399,8 +399,32 @@ Stmt NestBuilder::emitAccumulated(int depth) {
   const double init =
       pass_.op == expr::ReduceOp::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
   accName_ = acc;
+  // A max whose reductions walk a sparse level counts the entries it visits.
+  bool sparse = false;
+  for (const Operand& op : ops_) {
+    for (int32_t l = 0; op.driver && l < op.format.numLevels(); ++l) {
+      if (levelIteration(op.format.level(l).type.kind).randomAccess()) continue;
+      const int v = levelVar(op, l);
+      sparse =
+          sparse || std::find(loopOrder_.begin() + depth, loopOrder_.end(), v) != loopOrder_.end();
+    }
+  }
+  const bool max = pass_.op == expr::ReduceOp::kMax && sparse;
+  if (max) countName_ = "cnt" + std::to_string(nestId_);
   Stmt loops = emitLoop(depth);
   accName_.clear();
+  countName_.clear();
+  if (max) {
+    // Fewer entries visited than the reductions' extent: the implicit zeros join the max.
+    Expr total = ir::intImm(1);
+    for (size_t d = static_cast<size_t>(depth); d < loopOrder_.size(); ++d)
+      total = ir::mul(total, loopExtent(vars_[static_cast<size_t>(loopOrder_[d])]));
+    const std::string cnt = "cnt" + std::to_string(nestId_);
+    loops =
+        ir::block({ir::let(cnt, ir::intImm(0)), loops,
+                   ir::ifThen(ir::lt(ir::var(cnt, ScalarType::kI64), total),
+                              ir::assign(acc, ir::UpdateOp::kMax, ir::floatImm(0.0, compute_)))});
+  }
   if (assembly_.active()) {  // an entry only where some term was visited
     const std::string hit = "hit" + std::to_string(nestId_);
     return ir::block({ir::let(acc, ir::floatImm(init, compute_)), ir::let(hit, boolConstant(false)),
@@ -429,6 +453,8 @@ Stmt NestBuilder::innermost() {
   Stmt update;
   if (!accName_.empty()) {
     update = ir::assign(accName_, updateOp(), value());
+    if (!countName_.empty())
+      update = ir::block({update, ir::assign(countName_, ir::UpdateOp::kAdd, ir::intImm(1))});
     if (assembly_.active()) {
       update = ir::block(
           {assembly_.symbolic() ? nullptr : update,

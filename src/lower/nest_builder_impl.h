@@ -141,6 +141,8 @@ class NestBuilder {
   Expr assembledCoordinate() const;
 
   std::string accName_;  // the live accumulator, or ""
+  // A max over a sparse driver: entries visited, so the implicit zeros can join the max.
+  std::string countName_;
 
   ir::UpdateOp updateOp() const;
 

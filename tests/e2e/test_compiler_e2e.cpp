@@ -316,6 +316,13 @@ std::vector<Case> cases() {
   out.push_back({"spmv_plus_bias", "y(i) = A(i,j) * x(j) + b(i)", {{"A", "csr"}}, mv});
   out.push_back({"row_max", "y(i) = max(j, A(i,j))", {{"A", "csr"}}, mv});
   out.push_back({"bias_plus_row_max", "y(i) = b(i) + max(j, A(i,j))", {{"A", "csr"}}, mv});
+  // Fill-aware max: the implicit zeros of a sparse row join the max (full rows: only stored).
+  out.push_back({"row_max_full_rows", "y(i) = max(j, A(i,j))", {{"A", "csr"}}, mv, 1.0});
+  out.push_back({"row_max_dcsr", "y(i) = max(j, A(i,j))", {{"A", "dcsr"}}, mv, 0.05});
+  out.push_back({"row_max_csc_read_dense", "y(i) = max(j, A(i,j))", {{"A", "csc"}}, mv});
+  out.push_back({"row_max_relu_scaled", "y(i) = max(j, relu(A(i,j)) * x(j))", {{"A", "csr"}}, mv});
+  out.push_back({"max_exp_read_dense", "y(i) = max(j, exp(A(i,j)))", {{"A", "csr"}}, mv});
+  out.push_back({"col_max_coo", "y(j) = max(i, A(i,j))", {{"A", "csc"}}, mv, 0.1});
   // A tensor named like the lowering's first temporary: the temporary must take another name.
   out.push_back({"temporary_name_taken",
                  "C(i,j) = relu(sum(k, sftmp0(i,k) * B(k,j)) + b(j))",
