@@ -6,7 +6,7 @@ what="${1:-core}"
 
 core=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwy-dev
       python3 python3-venv python3-dev python3-numpy python3-scipy python3-pytest python3-torch
-      pybind11-dev zlib1g-dev libcli11-dev)
+      pybind11-dev zlib1g-dev libcli11-dev nlohmann-json3-dev)
 bench=(libeigen3-dev libgraphblas-dev libopenblas-dev libdnnl-dev)
 fuzz=(clang libclang-rt-14-dev)
 
@@ -34,4 +34,9 @@ fi
 # The project's Python environment: Debian's python3 with its numpy/scipy/torch visible.
 if [ ! -x .venv/bin/python ]; then
   /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+# PyPI `safetensors`: the reference implementation the .safetensors tests compare against (the
+# test is skipped, not failed, where PyPI cannot be reached).
+if ! .venv/bin/python -c "import safetensors" 2>/dev/null; then
+  .venv/bin/pip install -q safetensors || echo "install_deps.sh: could not install safetensors from PyPI" >&2
 fi

@@ -1,4 +1,5 @@
-// Reading and writing tensors in files: Matrix Market, Harwell-Boeing, FROSTT, DLMC, npy, sft.
+// Reading and writing tensors in files: Matrix Market, Harwell-Boeing, FROSTT, DLMC, npy, sft,
+// safetensors (one tensor; sparseflow/checkpoint.h reads and writes whole checkpoints).
 #pragma once
 
 #include <cstdint>
@@ -19,9 +20,10 @@ enum class FileKind : int32_t {
   kNpy = 5,            ///< .npy
   kSft = 6,            ///< .sft (sparseflow's binary format)
   kTriplet = 7,        ///< headerless 0-based "i j [x]" lines
+  kSafetensors = 8,    ///< .safetensors (one tensor of it; see sparseflow/checkpoint.h)
 };
 
-/// "matrix-market", "harwell-boeing", "frostt", "dlmc", "npy", "sft", "triplet".
+/// "matrix-market", "harwell-boeing", "frostt", "dlmc", "npy", "sft", "triplet", "safetensors".
 const char* fileKindName(FileKind kind);
 /// The kind a path's extension names, or kAuto when the extension says nothing.
 FileKind fileKindFromPath(const std::string& path);
@@ -39,6 +41,8 @@ struct ReadOptions {
   ValueFill fill = ValueFill::kOnes;  ///< DLMC
   uint64_t seed = 0;                  ///< DLMC random fill
   bool verifyChecksum = true;         ///< .sft
+  /// .safetensors: the tensor to read; empty: the file must hold exactly one.
+  std::string tensor;
 };
 
 /// Reads a tensor; errors name the file and the line or byte at fault.
@@ -48,10 +52,12 @@ Coo readCoo(const std::string& path, const ReadOptions& options = {});
 
 struct WriteOptions {
   FileKind kind = FileKind::kAuto;  ///< from the extension when kAuto
+  std::string tensor = "tensor";    ///< .safetensors: the tensor's name in the file
 };
 
 /// Writes a tensor atomically (a failed write leaves no partial file). .mtx, .tns and .smtx get
-/// the entries; .npy the dense array; .sft the format and arrays as they are.
+/// the entries; .npy the dense array; .sft the format and arrays as they are; .safetensors a
+/// checkpoint of this one tensor (dense as a plain array, other formats as in docs/tools.md).
 void write(const std::string& path, const Tensor& tensor, const WriteOptions& options = {});
 
 }  // namespace sparseflow

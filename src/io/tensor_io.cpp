@@ -11,6 +11,7 @@
 #include "io/npy.h"
 #include "io/sft.h"
 #include "io/triplet.h"
+#include "sparseflow/checkpoint.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/io.h"
 #include "support/check.h"
@@ -69,6 +70,23 @@ FileKind resolveKind(const std::string& path, FileKind kind) {
   return fromExt != FileKind::kAuto ? fromExt : sniff(path);
 }
 
+/// The tensor options.tensor names in a .safetensors file, or its only tensor.
+Tensor readSafetensorsTensor(const std::string& path, const ReadOptions& options) {
+  Checkpoint checkpoint = Checkpoint::open(path);
+  if (!options.tensor.empty()) return checkpoint.tensor(options.tensor);
+  const auto& entries = checkpoint.entries();
+  if (entries.size() != 1) {
+    std::string names;
+    for (size_t i = 0; i < entries.size() && i < 8; ++i) {
+      names += (i ? ", " : "") + entries[i].name;
+    }
+    SF_FAIL(kInvalidArgument) << path << ": holds " << entries.size()
+                              << " tensors; name the one to read (" << names
+                              << (entries.size() > 8 ? ", ..." : "") << ")";
+  }
+  return checkpoint.tensor(entries.front().name);
+}
+
 Coo rawToCoo(io::RawTensor&& raw) {
   Coo coo;
   coo.shape = raw.shape;
@@ -106,6 +124,7 @@ const char* fileKindName(FileKind kind) {
     case FileKind::kNpy: return "npy";
     case FileKind::kSft: return "sft";
     case FileKind::kTriplet: return "triplet";
+    case FileKind::kSafetensors: return "safetensors";
   }
   return "unknown";
 }
@@ -113,19 +132,21 @@ const char* fileKindName(FileKind kind) {
 FileKind fileKindFromPath(const std::string& path) {
   const std::string ext = lowerExtension(path);
   if (ext == "mtx" || ext == "mm") return FileKind::kMatrixMarket;
-  if (ext == "rua" || ext == "rsa" || ext == "psa" || ext == "pua" || ext == "rra" ||
-      ext == "rb" || ext == "hb" || ext == "rse" || ext == "rue") {
+  if (ext == "rua" || ext == "rsa" || ext == "psa" || ext == "pua" || ext == "rra" || ext == "rb" ||
+      ext == "hb" || ext == "rse" || ext == "rue") {
     return FileKind::kHarwellBoeing;
   }
   if (ext == "tns") return FileKind::kFrostt;
   if (ext == "smtx") return FileKind::kDlmc;
   if (ext == "npy") return FileKind::kNpy;
   if (ext == "sft") return FileKind::kSft;
+  if (ext == "safetensors") return FileKind::kSafetensors;
   return FileKind::kAuto;
 }
 
 Coo readCoo(const std::string& path, const ReadOptions& options) {
   const FileKind kind = resolveKind(path, options.kind);
+  if (kind == FileKind::kSafetensors) return toCoo(readSafetensorsTensor(path, options));
   if (kind == FileKind::kSft) {
     io::SftReadOptions sft;
     sft.verifyChecksum = options.verifyChecksum;
@@ -136,10 +157,11 @@ Coo readCoo(const std::string& path, const ReadOptions& options) {
 
 Tensor read(const std::string& path, const ReadOptions& options) {
   const FileKind kind = resolveKind(path, options.kind);
-  if (kind == FileKind::kSft) {
+  if (kind == FileKind::kSft || kind == FileKind::kSafetensors) {
     io::SftReadOptions sft;
     sft.verifyChecksum = options.verifyChecksum;
-    Tensor t = io::readSft(path, sft);
+    Tensor t =
+        kind == FileKind::kSft ? io::readSft(path, sft) : readSafetensorsTensor(path, options);
     if (options.format.empty() && options.dtype == t.dtype()) return t;
     ConvertOptions convertOptions;
     convertOptions.changeDType = true;
@@ -168,9 +190,14 @@ Tensor read(const std::string& path, const ReadOptions& options) {
 void write(const std::string& path, const Tensor& tensor, const WriteOptions& options) {
   FileKind kind = options.kind != FileKind::kAuto ? options.kind : fileKindFromPath(path);
   SF_USER_CHECK(kind != FileKind::kAuto)
-      << path << ": cannot tell the file kind from the extension (use .mtx, .tns, .smtx, .npy "
-      << "or .sft)";
+      << path << ": cannot tell the file kind from the extension (use .mtx, .tns, .smtx, .npy, "
+      << ".sft or .safetensors)";
   if (kind == FileKind::kSft) return io::writeSft(path, tensor);
+  if (kind == FileKind::kSafetensors) {
+    CheckpointWriter writer;
+    writer.add(options.tensor, tensor);
+    return writer.write(path);
+  }
   if (kind == FileKind::kNpy) {
     io::NpyArray array;
     array.shape = tensor.shape();
@@ -212,7 +239,8 @@ void write(const std::string& path, const Tensor& tensor, const WriteOptions& op
     case FileKind::kDlmc: return io::writeDlmc(path, raw);
     default:
       SF_FAIL(kNotSupported) << path << ": writing " << fileKindName(kind)
-                             << " files is not supported (use .mtx, .tns, .smtx, .npy or .sft)";
+                             << " files is not supported (use .mtx, .tns, .smtx, .npy, .sft or "
+                             << ".safetensors)";
   }
 }
 

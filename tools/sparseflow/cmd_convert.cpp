@@ -1,55 +1,351 @@
-// `sparseflow convert IN --to FORMAT -o OUT`: any readable file to any format and file kind.
-#include <cstdio>
+// `sparseflow convert IN --to FORMAT -o OUT` (also `sparseflow-convert`): one tensor file, a
+// directory of weight files or a whole .safetensors checkpoint to any format, 2:4 included, with
+// the impact report of every tensor; written atomically to a file, a directory or a checkpoint.
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "sparseflow/build.h"
+#include "sparseflow/checkpoint.h"
 #include "sparseflow/commands.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
 #include "sparseflow/io.h"
+#include "sparseflow/nm.h"
+#include "sparseflow/progress.h"
+#include "sparseflow/text_table.h"
 #include "sparseflow/validate.h"
+#include "sparseflow/weights.h"
 
 namespace sparseflow::tools {
-
 namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
 struct ConvertArgs {
-  std::string input, output, format, dtype = "f32", fill = "ones";
-  uint64_t seed = 0;
+  std::string input, output, format;
+  WeightOptions weights;
+  bool json = false;
 };
+
+enum class OutputKind { kFile, kCheckpoint, kDirectory };
+
+/// What happened to one tensor of the input.
+struct TensorReport {
+  std::string name, origin, dtype;
+  std::vector<int64_t> shape;
+  std::string action;  // converted, copied, skipped
+  std::string reason;  // why copied or skipped
+  std::string from, to, path;
+  int64_t bytesBefore = 0, bytesAfter = 0;
+  bool haveImpact = false;
+  nm::Impact impact;
+  double seconds = 0;
+};
+
+OutputKind outputKind(const std::string& output) {
+  std::error_code ec;
+  if (output.ends_with('/') || fs::is_directory(output, ec)) return OutputKind::kDirectory;
+  const FileKind kind = fileKindFromPath(output);
+  if (kind == FileKind::kSafetensors) return OutputKind::kCheckpoint;
+  if (kind != FileKind::kAuto) return OutputKind::kFile;
+  if (!fs::path(output).has_extension()) return OutputKind::kDirectory;
+  throw Error(ErrorCode::kInvalidArgument,
+              output +
+                  ": cannot tell the output kind from the extension (use .safetensors, .sft, "
+                  ".mtx, .npy, .tns, .smtx, or a directory)");
+}
+
+bool isNMText(const std::string& format) {
+  static const std::regex kNM("[0-9]+:[0-9]+");
+  return std::regex_match(format, kNM);
+}
+
+/// The smallest exact format of a matrix among dense, csr, bsr:4x4, ell and (when the matrix fits
+/// as is) 2:4; "best" in --to.
+std::string smallestFormat(const Tensor& t) {
+  std::string best = "dense";
+  int64_t bestBytes = numElements(t.shape()) * dtypeSize(t.dtype());
+  std::vector<std::string> candidates = {"csr", "bsr:4x4", "ell"};
+  if (t.rank() == 2 && nm::isNM(t, {2, 4})) candidates.push_back("2:4");
+  for (const std::string& f : candidates) {
+    const int64_t bytes = convert(t, f).storageBytes();
+    if (bytes < bestBytes) best = f, bestBytes = bytes;
+  }
+  return best;
+}
+
+/// Converts (or prunes, for N:M) one tensor and fills its report.
+Tensor convertOne(const Tensor& in, const std::string& target, TensorReport& r) {
+  const auto start = std::chrono::steady_clock::now();
+  r.from = in.format().toString();
+  r.bytesBefore = in.storageBytes();
+  Tensor out;
+  if (isNMText(target)) {
+    nm::Sparsified s = nm::sparsify(in, nm::NMPattern::parse(target));
+    out = std::move(s.compressed);
+    r.impact = s.impact;
+  } else {
+    const std::string format = target == "best" ? smallestFormat(in) : target;
+    out = convert(in, format);
+    r.impact = nm::measureImpact(in, out);
+  }
+  validate(out);
+  r.haveImpact = true;
+  r.to = out.format().toString();
+  r.bytesAfter = out.storageBytes();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+Json impactJson(const nm::Impact& i) {
+  return {{"max_error", i.maxAbsError},
+          {"mean_error", i.meanAbsError},
+          {"relative_error", i.relativeFrobeniusError},
+          {"kept_magnitude", i.keptMagnitudeFraction},
+          {"kept", i.kept},
+          {"total", i.total}};
+}
+
+Json reportJson(const ConvertArgs& args, const std::vector<TensorReport>& reports) {
+  Json tensors = Json::array();
+  for (const TensorReport& r : reports) {
+    Json t = {{"name", r.name}, {"shape", r.shape}, {"dtype", r.dtype}, {"action", r.action}};
+    if (!r.reason.empty()) t["reason"] = r.reason;
+    if (r.action == "converted") {
+      t["from"] = r.from;
+      t["to"] = r.to;
+      t["bytes_before"] = r.bytesBefore;
+      t["bytes_after"] = r.bytesAfter;
+      t["impact"] = impactJson(r.impact);
+      t["seconds"] = r.seconds;
+    }
+    if (!r.path.empty()) t["path"] = r.path;
+    tensors.push_back(std::move(t));
+  }
+  return {
+      {"input", args.input}, {"output", args.output}, {"to", args.format}, {"tensors", tensors}};
+}
+
+std::string fixed(double v, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*g", digits, v);
+  return text;
+}
+
+void printText(const ConvertArgs& args, const std::vector<TensorReport>& reports) {
+  TextTable table({"tensor", "shape", "from", "to", "kept", "max err", "mean err", "rel err",
+                   "kept mag", "bytes before", "after"});
+  std::vector<const TensorReport*> others;
+  int64_t before = 0, after = 0, converted = 0;
+  for (const TensorReport& r : reports) {
+    if (r.action != "converted") {
+      others.push_back(&r);
+      continue;
+    }
+    ++converted;
+    before += r.bytesBefore;
+    after += r.bytesAfter;
+    const nm::Impact& i = r.impact;
+    char kept[32];
+    std::snprintf(kept, sizeof kept, "%.2f%%",
+                  i.total ? 100.0 * static_cast<double>(i.kept) / static_cast<double>(i.total) : 0);
+    table.row({r.name, shapeText(r.shape), r.from, r.to, kept, fixed(i.maxAbsError, 3),
+               fixed(i.meanAbsError, 3), fixed(i.relativeFrobeniusError, 3),
+               fixed(i.keptMagnitudeFraction, 4), bytesText(static_cast<double>(r.bytesBefore)),
+               bytesText(static_cast<double>(r.bytesAfter))});
+  }
+  std::printf("%s", table.str().c_str());
+  std::printf("converted %lld of %zu tensors to %s: %s -> %s; wrote %s\n",
+              static_cast<long long>(converted), reports.size(), args.format.c_str(),
+              bytesText(static_cast<double>(before)).c_str(),
+              bytesText(static_cast<double>(after)).c_str(), args.output.c_str());
+  std::printf(
+      "(kept: stored nonzeros of all elements; errors are |original - converted|; rel err "
+      "is the relative Frobenius error; kept mag is the fraction of sum |w| kept)\n");
+  for (const TensorReport* r : others) {
+    std::printf("%s %s (%s %s): %s\n", r->action.c_str(), r->name.c_str(), r->dtype.c_str(),
+                shapeText(r->shape).c_str(), r->reason.c_str());
+  }
+}
+
+/// A sibling of `output` to build a directory in before renaming it into place.
+/// The output directory's path without a trailing slash.
+fs::path directoryPath(const std::string& output) {
+  fs::path out = fs::path(output).lexically_normal();
+  return out.has_filename() ? out : out.parent_path();
+}
+
+/// A sibling of the output directory to build it in before renaming it into place.
+fs::path tempSibling(const std::string& output) {
+  const fs::path out = directoryPath(output);
+  return out.parent_path() / (out.filename().string() + ".tmp." + std::to_string(::getpid()));
+}
+
+int runConvert(const ConvertArgs& args) {
+  const OutputKind kind = outputKind(args.output);
+  std::vector<std::string> ignored;
+  std::vector<Weight> weights = listWeights(args.input, args.weights, &ignored);
+  std::error_code ec;
+  // One tensor in, one tensor out: any rank, no selection by shape (the classic `convert`).
+  const bool single = !fs::is_directory(args.input, ec) && weights.size() == 1;
+  fs::path tmpDir;
+  if (kind == OutputKind::kDirectory) {
+    fs::path out(args.output);
+    if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec))) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  args.output + ": exists and is not an empty directory (refusing to overwrite)");
+    }
+    tmpDir = tempSibling(args.output);
+    fs::remove_all(tmpDir, ec);
+    if (!fs::create_directory(tmpDir, ec)) {
+      throw Error(ErrorCode::kIoError, tmpDir.string() + ": cannot create: " + ec.message());
+    }
+  }
+  try {
+    std::vector<TensorReport> reports;
+    std::vector<std::pair<std::string, Tensor>> converted;
+    CheckpointWriter writer;
+    // A checkpoint's own metadata ("format": "pt"...) goes on to the converted one.
+    if (kind == OutputKind::kCheckpoint && !fs::is_directory(args.input, ec) && !weights.empty() &&
+        weights.front().checkpoint) {
+      for (const auto& [key, value] : weights.front().checkpoint->metadata()) {
+        writer.setMetadata(key, value);
+      }
+    }
+    std::set<std::string> fileNames;
+    Progress bar("convert", static_cast<int64_t>(weights.size()));
+    for (Weight& w : weights) {
+      bar.step(w.name);
+      TensorReport r;
+      r.name = w.name;
+      r.origin = w.origin;
+      Tensor loaded;
+      if (!w.checkpoint) {  // files: shape and type are known once read
+        loaded = w.load();
+        w.shape = loaded.shape();
+        w.dtype = dtypeName(loaded.dtype());
+      }
+      r.shape = w.shape;
+      r.dtype = w.dtype;
+      std::string reason = skipReason(w, args.weights);
+      if (single && w.readable && reason.rfind("not 2-d", 0) == 0) reason.clear();
+      std::optional<Tensor> out;
+      if (reason.empty()) {
+        if (w.checkpoint) loaded = w.load();
+        try {
+          out = convertOne(loaded, args.format, r);
+        } catch (const Error& e) {
+          throw Error(e.code(), w.origin + ": tensor '" + w.name + "': " + e.what());
+        }
+        r.action = "converted";
+        converted.emplace_back(w.name, *out);
+      } else {
+        r.action = kind == OutputKind::kFile ? "skipped" : "copied";
+        r.reason = reason + (kind == OutputKind::kFile ? "; the output file holds one tensor" : "");
+      }
+      if (kind == OutputKind::kCheckpoint) {
+        if (out) {
+          writer.add(w.name, *out);
+        } else if (w.checkpoint) {
+          writer.copy(*w.checkpoint, w.name);
+        } else {
+          writer.add(w.name, loaded);
+        }
+      } else if (kind == OutputKind::kDirectory) {
+        const std::string base = safeFileName(w.name);
+        const bool raw = !out && !w.readable;
+        const std::string file = base + (raw ? ".safetensors" : ".sft");
+        if (!fileNames.insert(file).second) {
+          throw Error(ErrorCode::kInvalidArgument,
+                      "tensor '" + w.name + "' would be written to " + file +
+                          ", which another tensor's name also becomes");
+        }
+        if (raw) {
+          CheckpointWriter one;
+          one.copy(*w.checkpoint, w.name);
+          one.write((tmpDir / file).string());
+        } else {
+          if (!out && w.checkpoint) loaded = w.load();
+          write((tmpDir / file).string(), out ? *out : loaded);
+        }
+        r.path = (fs::path(args.output) / file).string();
+      }
+      reports.push_back(std::move(r));
+    }
+    bar.clear();
+    if (kind == OutputKind::kFile) {
+      if (converted.size() != 1) {
+        std::string names;
+        for (const auto& [name, t] : converted) names += (names.empty() ? "" : ", ") + name;
+        throw Error(ErrorCode::kInvalidArgument,
+                    args.output + ": a " + fs::path(args.output).extension().string() +
+                        " file holds one tensor but " + std::to_string(converted.size()) +
+                        " were converted" + (names.empty() ? "" : " (" + names + ")") +
+                        "; write a .safetensors file or a directory, or choose with --include");
+      }
+      write(args.output, converted.front().second);
+    } else if (kind == OutputKind::kCheckpoint) {
+      writer.write(args.output);
+    } else {
+      const fs::path out = directoryPath(args.output);
+      if (fs::exists(out, ec)) fs::remove(out, ec);  // an empty directory, checked above
+      fs::rename(tmpDir, out, ec);
+      if (ec) throw Error(ErrorCode::kIoError, args.output + ": cannot create: " + ec.message());
+    }
+    if (args.json) {
+      Json j = reportJson(args, reports);
+      j["ignored"] = ignored;
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      printText(args, reports);
+      if (!ignored.empty()) {
+        std::printf("ignored %zu file(s) that are not weights:", ignored.size());
+        for (const std::string& f : ignored) std::printf(" %s", f.c_str());
+        std::printf("\n");
+      }
+    }
+    return 0;
+  } catch (...) {
+    if (!tmpDir.empty()) fs::remove_all(tmpDir, ec);
+    throw;
+  }
+}
+
 }  // namespace
 
 void addConvertCommand(CLI::App& app, Action& action) {
-  auto* cmd = app.add_subcommand("convert", "Convert a tensor file to another format and file kind");
+  auto* cmd = app.add_subcommand(
+      "convert",
+      "Convert a tensor file, a directory of weights or a .safetensors checkpoint to a format "
+      "(2:4 prunes), printing what it cost");
   auto args = std::make_shared<ConvertArgs>();
-  cmd->add_option("IN", args->input, "input tensor file")->required();
+  cmd->add_option("IN", args->input,
+                  "a tensor file (.mtx, .npy, .smtx, .sft, .tns...), a directory of weight files "
+                  "or a .safetensors checkpoint")
+      ->required();
   cmd->add_option("--to", args->format,
                   "target format: dense, csr, csc, coo, dcsr, dcsc, bsr:RxC, ell[:K], hyb[:K], "
-                  "N:M, csf, dcsf, levels[...], with @i64 for 64-bit indices")
+                  "N:M (2:4 prunes by magnitude), csf, dcsf, levels[...], @i64 for 64-bit indices, "
+                  "or best (the smallest exact one of dense, csr, bsr:4x4, ell and 2:4)")
       ->required();
-  cmd->add_option("-o,--output", args->output, "output file: .sft, .mtx, .npy, .tns or .smtx")
+  cmd->add_option("-o,--output", args->output,
+                  "a .safetensors checkpoint, a directory (one .sft per tensor), or one tensor "
+                  "file: .sft, .mtx, .npy, .tns or .smtx")
       ->required();
-  cmd->add_option("--dtype", args->dtype, "value type: f32, f64, f16, bf16")->capture_default_str();
-  cmd->add_option("--fill", args->fill, "values for pattern-only DLMC input: ones or random")
-      ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "seed of --fill random")->capture_default_str();
-  cmd->callback([&action, args] {
-    action = [args] {
-      ReadOptions options;
-      options.dtype = parseDType(args->dtype);
-      if (args->fill != "ones" && args->fill != "random") {
-        throw sparseflow::Error(ErrorCode::kInvalidArgument,
-                    "--fill must be ones or random, not '" + args->fill + "'");
-      }
-      options.fill = args->fill == "random" ? ValueFill::kRandom : ValueFill::kOnes;
-      options.seed = args->seed;
-      Tensor in = read(args->input, options);
-      ConversionReport report;
-      Tensor out = convert(in, args->format, &report);
-      ValidationReport check = validate(out);
-      write(args->output, out);
-      std::printf("%s\n%s\nwrote %s: %s\n", report.toString().c_str(), check.toString().c_str(),
-                  args->output.c_str(), out.summary().c_str());
-      return 0;
-    };
-  });
+  addWeightOptions(*cmd, args->weights);
+  cmd->add_flag("--json", args->json, "print the report as JSON");
+  cmd->footer(
+      "Of a checkpoint or a directory, the 2-d float tensors that --include/--exclude select are "
+      "converted; every other tensor is copied unchanged and listed with the reason. Outputs are "
+      "written atomically (a temporary file or directory renamed into place).");
+  cmd->callback([&action, args] { action = [args] { return runConvert(*args); }; });
 }
 
 }  // namespace sparseflow::tools

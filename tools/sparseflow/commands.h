@@ -14,5 +14,6 @@ void addConvertCommand(CLI::App& app, Action& action);
 void addSurveyCommand(CLI::App& app, Action& action);
 void addRunCommand(CLI::App& app, Action& action);
 void addCompileCommand(CLI::App& app, Action& action);
+void addAuditCommand(CLI::App& app, Action& action);
 
 }  // namespace sparseflow::tools

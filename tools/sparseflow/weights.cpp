@@ -1,0 +1,202 @@
+// Listing and selecting the weights of a checkpoint, a directory or a file.
+#include "sparseflow/weights.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+
+#include "sparseflow/convert.h"
+#include "sparseflow/error.h"
+
+namespace sparseflow::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool matchesAny(const std::vector<std::string>& patterns, const std::string& name,
+                std::string* which = nullptr) {
+  for (const std::string& p : patterns) {
+    if (::fnmatch(p.c_str(), name.c_str(), 0) == 0) {
+      if (which) *which = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+ReadOptions readOptions(const WeightOptions& options) {
+  ReadOptions read;
+  read.fill = options.fill == "ones" ? ValueFill::kOnes : ValueFill::kRandom;
+  read.seed = options.seed;
+  read.dtype = options.dtype.value_or(DType::kF32);
+  return read;
+}
+
+Tensor withDType(Tensor t, const WeightOptions& options) {
+  if (!options.dtype || t.dtype() == *options.dtype) return t;
+  ConvertOptions convert;
+  convert.changeDType = true;
+  convert.dtype = *options.dtype;
+  return sparseflow::convert(t, t.format(), convert);
+}
+
+std::string lowerCase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+void addCheckpoint(std::vector<Weight>& out, const std::string& path,
+                   const WeightOptions& options) {
+  Checkpoint checkpoint = Checkpoint::open(path);
+  for (const CheckpointEntry& e : checkpoint.entries()) {
+    Weight w;
+    w.name = e.name;
+    w.origin = path;
+    w.shape = e.shape;
+    w.dtype = lowerCase(e.dtype);  // "f32", "bf16", "i64", "bool": as sparseflow names types
+    w.readable = e.readable();
+    w.checkpoint = checkpoint;
+    w.load = [checkpoint, name = e.name, options] {
+      return withDType(checkpoint.tensor(name), options);
+    };
+    out.push_back(std::move(w));
+  }
+}
+
+bool isWeightFile(const fs::path& p) {
+  const FileKind kind = fileKindFromPath(p.string());
+  return kind == FileKind::kDlmc || kind == FileKind::kMatrixMarket || kind == FileKind::kNpy ||
+         kind == FileKind::kSft || kind == FileKind::kSafetensors;
+}
+
+Weight fileWeight(const fs::path& p, const WeightOptions& options) {
+  Weight w;
+  w.name = p.stem().string();
+  w.origin = p.string();
+  w.dtype = "f32";
+  const ReadOptions read = readOptions(options);
+  w.load = [path = p.string(), read] { return sparseflow::read(path, read); };
+  return w;
+}
+
+}  // namespace
+
+void addWeightOptions(CLI::App& cmd, WeightOptions& options) {
+  cmd.add_option("--include", options.include,
+                 "only tensors whose name matches this glob (repeatable; default: all)");
+  cmd.add_option("--exclude", options.exclude,
+                 "skip tensors whose name matches this glob (repeatable; wins over --include)");
+  cmd.add_option("--fill", options.fill,
+                 "values for pattern-only DLMC (.smtx) files: random (uniform in [-1, 1)) or ones")
+      ->check(CLI::IsMember({"random", "ones"}))
+      ->capture_default_str();
+  cmd.add_option("--seed", options.seed, "seed of --fill random")->capture_default_str();
+  cmd.add_option_function<std::string>(
+      "--dtype", [&options](const std::string& text) { options.dtype = parseDType(text); },
+      "value type to load weights as (f32, f64, f16, bf16); default: as stored (f32 for text "
+      "files)");
+}
+
+std::vector<Weight> listWeights(const std::string& input, const WeightOptions& options,
+                                std::vector<std::string>* ignored) {
+  std::vector<Weight> out;
+  std::error_code ec;
+  if (fs::is_directory(input, ec)) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(input, ec)) {
+      if (!entry.is_regular_file()) continue;
+      if (isWeightFile(entry.path())) {
+        files.push_back(entry.path());
+      } else if (ignored) {
+        ignored->push_back(entry.path().filename().string());
+      }
+    }
+    if (ec) throw Error(ErrorCode::kIoError, input + ": cannot list: " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& p : files) {
+      if (fileKindFromPath(p.string()) == FileKind::kSafetensors) {
+        // A one-tensor checkpoint stands for a file named after it.
+        Checkpoint checkpoint = Checkpoint::open(p.string());
+        if (checkpoint.entries().size() != 1) {
+          throw Error(ErrorCode::kInvalidArgument,
+                      p.string() + ": holds " + std::to_string(checkpoint.entries().size()) +
+                          " tensors; a directory of weights takes one-tensor files (give the "
+                          "checkpoint itself as the input)");
+        }
+        std::vector<Weight> one;
+        addCheckpoint(one, p.string(), options);
+        one.front().name = p.stem().string();
+        out.push_back(std::move(one.front()));
+      } else {
+        out.push_back(fileWeight(p, options));
+      }
+    }
+    std::vector<std::string> names;
+    for (const Weight& w : out) names.push_back(w.name);
+    std::sort(names.begin(), names.end());
+    auto dup = std::adjacent_find(names.begin(), names.end());
+    if (dup != names.end()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  input + ": two files are named '" + *dup + "' (with different extensions)");
+    }
+    return out;
+  }
+  if (!fs::exists(input, ec)) {
+    throw Error(ErrorCode::kIoError, input + ": no such file or directory");
+  }
+  if (fileKindFromPath(input) == FileKind::kSafetensors) {
+    addCheckpoint(out, input, options);
+  } else {
+    out.push_back(fileWeight(input, options));
+  }
+  return out;
+}
+
+std::string skipReason(const Weight& weight, const WeightOptions& options) {
+  if (!weight.readable) return "dtype " + weight.dtype + " is not a float weight";
+  if (weight.shape.size() != 2) return "not 2-d (shape " + shapeText(weight.shape) + ")";
+  std::string pattern;
+  if (matchesAny(options.exclude, weight.name, &pattern)) return "excluded by '" + pattern + "'";
+  if (!options.include.empty() && !matchesAny(options.include, weight.name)) {
+    return "not matched by --include";
+  }
+  return "";
+}
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+  if (shape.size() == 2) return std::to_string(shape[0]) + "x" + std::to_string(shape[1]);
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+std::string bytesText(double bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 4) {
+    bytes /= 1000;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return text;
+}
+
+std::string safeFileName(const std::string& name) {
+  std::string safe = name;
+  for (char& c : safe) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '-' || c == '_';
+    if (!ok) c = '_';
+  }
+  if (safe.empty() || safe == "." || safe == "..") {
+    throw Error(ErrorCode::kInvalidArgument,
+                "tensor name '" + name + "' cannot be a file name in the output directory");
+  }
+  return safe;
+}
+
+}  // namespace sparseflow::tools
