@@ -87,9 +87,11 @@ class Planner {
   }
 
   /// sparse_reorder(tensor, order...): the input is read in a copy with its levels in `order`.
-  void reorderLevels(const std::string& tensor, const std::vector<std::string>& order) {
+  /// sparse_fuse (`fuse`): the same with the levels as coordinates (one loop over the entries).
+  void reorderLevels(const std::string& tensor, const std::vector<std::string>& order, bool fuse) {
     auto it = plan_.formats.find(tensor);
-    const std::string what = "sparse_reorder(" + tensor + "): ";
+    const std::string primitive = fuse ? "sparse_fuse" : "sparse_reorder";
+    const std::string what = primitive + "(" + tensor + "): ";
     SF_USER_CHECK(it != plan_.formats.end()) << what << tensor << " is not an input of the kernel";
     SF_USER_CHECK(!isDenseFormat(it->second))
         << what << tensor << " is dense; reorder() orders the loops over dense tensors";
@@ -106,13 +108,17 @@ class Planner {
     SF_USER_CHECK(sorted == indices)
         << what << "name each index of " << tensor << " once (it is used as " << tensor << "("
         << join(access->indices) << "))";
-    auto copy = concordantFormat(it->second, *access, order);
-    SF_CHECK_CODE(copy.has_value(), ErrorCode::kNotSupported)
+    SF_CHECK_CODE(!it->second.isHybrid() && !blocked(it->second), ErrorCode::kNotSupported)
         << what << it->second.toString()
         << " has blocked or hybrid levels, which are not reordered";
+    const Format start = fuse ? Format::parse("coo", it->second.rank())
+                                    .withWidths(it->second.posWidth(), it->second.crdWidth())
+                              : it->second;
+    auto copy = concordantFormat(start, *access, order);
+    SF_ICHECK(copy.has_value()) << what << "no copy";
     if (*copy == it->second) return;
     plan_.notes.push_back("input " + tensor + " (" + it->second.toString() + ") is read as " +
-                          copy->toString() + " (sparse_reorder)");
+                          copy->toString() + " (" + primitive + ")");
     it->second = *copy;
   }
 
@@ -282,9 +288,11 @@ class Planner {
 
 DriverPlan planDrivers(const expr::CheckedKernel& kernel, const Normalized& normalized,
                        const std::map<std::string, Format>& bound,
-                       const std::map<std::string, std::vector<std::string>>& levelOrders) {
+                       const std::map<std::string, std::vector<std::string>>& levelOrders,
+                       const std::map<std::string, std::vector<std::string>>& fused) {
   Planner planner(kernel, normalized, bound);
-  for (const auto& [tensor, order] : levelOrders) planner.reorderLevels(tensor, order);
+  for (const auto& [tensor, order] : levelOrders) planner.reorderLevels(tensor, order, false);
+  for (const auto& [tensor, order] : fused) planner.reorderLevels(tensor, order, true);
   return planner.run();
 }
 

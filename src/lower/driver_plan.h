@@ -27,9 +27,11 @@ struct DriverPlan {
 /// its term zero (`exp(A)`, `A + D` with D dense), or where its level cannot be co-iterated.
 /// A driver whose level order contradicts an earlier driver's is read through a copy in that order
 /// (csc as csr), never refused.
-/// `levelOrders` (sparse_reorder) first puts inputs' levels in the given index orders.
+/// `levelOrders` (sparse_reorder) first puts inputs' levels in the given index orders;
+/// `fused` (sparse_fuse) reads inputs as coordinates (coo) in the given orders.
 DriverPlan planDrivers(const expr::CheckedKernel& kernel, const Normalized& normalized,
                        const std::map<std::string, Format>& bound,
-                       const std::map<std::string, std::vector<std::string>>& levelOrders = {});
+                       const std::map<std::string, std::vector<std::string>>& levelOrders = {},
+                       const std::map<std::string, std::vector<std::string>>& fused = {});
 
 }  // namespace sparseflow::lower

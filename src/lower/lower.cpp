@@ -99,7 +99,8 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
     return -1;
   };
   // How each input is read: driving its loops, as dense, or as a copy in another level order.
-  const DriverPlan plan = planDrivers(kernel, normalized, options.formats, options.levelOrders);
+  const DriverPlan plan =
+      planDrivers(kernel, normalized, options.formats, options.levelOrders, options.fusedLevels);
   for (size_t k = 1; k < out.tensors.size(); ++k) {
     TensorArg& arg = out.tensors[k];
     arg.densify = plan.densified.at(arg.name);

@@ -61,6 +61,8 @@ struct LowerOptions {
   std::vector<std::string> order;
   /// sparse_reorder(): inputs read through a copy whose levels follow these index orders.
   std::map<std::string, std::vector<std::string>> levelOrders;
+  /// sparse_fuse(): inputs read through a coordinate (coo) copy with levels in these orders.
+  std::map<std::string, std::vector<std::string>> fusedLevels;
 };
 
 /// Lowers a checked kernel. Throws kNotSupported naming the tensors and index for what this

@@ -73,6 +73,7 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
   lowerOptions.parallel = options.parallel && !sched.hasParallel();
   lowerOptions.order = sched.requestedOrder();
   lowerOptions.levelOrders = sched.sparseLevelOrders();
+  lowerOptions.fusedLevels = sched.sparseFusions();
   for (const auto& [name, rank] : ranks) {
     auto dtype = options.dtypes.find(name);
     infos[name] = {std::vector<int64_t>(rank, 1),

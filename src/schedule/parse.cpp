@@ -25,6 +25,7 @@ const std::map<std::string, Arity>& grammar() {
       {"precompute", {Primitive::kPrecompute, 1, 16, false}},
       {"bind", {Primitive::kBind, 2, 2, false}},
       {"sparse_reorder", {Primitive::kSparseReorder, 3, 17, false}},
+      {"sparse_fuse", {Primitive::kSparseFuse, 3, 17, false}},
   };
   return g;
 }
@@ -106,7 +107,7 @@ class Parser {
       pos_ = start;
       fail(
           "a primitive (reorder, split, fuse, parallel, vectorize, unroll, precompute, bind, "
-          "sparse_reorder), not "
+          "sparse_reorder, sparse_fuse), not "
           "'" +
           name + "'");
     }
@@ -161,6 +162,9 @@ class Parser {
       case Primitive::kBind: s.addRaw(d); break;
       case Primitive::kSparseReorder:
         s.sparseReorder(d.loops[0], std::vector<std::string>(d.loops.begin() + 1, d.loops.end()));
+        break;
+      case Primitive::kSparseFuse:
+        s.sparseFuse(d.loops[0], std::vector<std::string>(d.loops.begin() + 1, d.loops.end()));
         break;
     }
   }

@@ -17,6 +17,7 @@ const char* primitiveName(Primitive p) {
     case Primitive::kPrecompute: return "precompute";
     case Primitive::kBind: return "bind";
     case Primitive::kSparseReorder: return "sparse_reorder";
+    case Primitive::kSparseFuse: return "sparse_fuse";
   }
   return "?";
 }
@@ -75,6 +76,12 @@ Schedule& Schedule::sparseReorder(const std::string& tensor, std::vector<std::st
   return *this;
 }
 
+Schedule& Schedule::sparseFuse(const std::string& tensor, std::vector<std::string> indices) {
+  indices.insert(indices.begin(), tensor);
+  directives_.push_back({Primitive::kSparseFuse, std::move(indices)});
+  return *this;
+}
+
 Schedule& Schedule::addRaw(Directive d) {
   directives_.push_back(std::move(d));
   return *this;
@@ -97,6 +104,15 @@ std::map<std::string, std::vector<std::string>> Schedule::sparseLevelOrders() co
   return out;
 }
 
+std::map<std::string, std::vector<std::string>> Schedule::sparseFusions() const {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const Directive& d : directives_) {
+    if (d.primitive == Primitive::kSparseFuse)
+      out[d.loops[0]] = std::vector<std::string>(d.loops.begin() + 1, d.loops.end());
+  }
+  return out;
+}
+
 bool Schedule::hasParallel() const {
   for (const Directive& d : directives_) {
     if (d.primitive == Primitive::kParallel) return true;
@@ -109,7 +125,8 @@ ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule) {
   for (const Directive& d : schedule.directives()) {
     switch (d.primitive) {
       case Primitive::kReorder:
-      case Primitive::kSparseReorder: break;  // honoured by lowering
+      case Primitive::kSparseReorder:
+      case Primitive::kSparseFuse: break;  // honoured by lowering
       case Primitive::kSplit: s = applySplit(s, d); break;
       case Primitive::kFuse: s = applyFuse(s, d); break;
       case Primitive::kParallel: s = applyParallel(s, d); break;

@@ -23,6 +23,9 @@ enum class Primitive {
   /// sparse_reorder(A, j, i): iterate sparse input A's levels in this index order (SparseTIR's
   /// stage-I sparse reorder), served by a copy of A in that level order; honoured by lowering.
   kSparseReorder,
+  /// sparse_fuse(A, i, j): one loop over the stored entries of A instead of nested loops over
+  /// i then j (SparseTIR's sparse fuse), served by a coordinate (coo) copy of A in that order.
+  kSparseFuse,
 };
 
 /// The primitive's name as written.
@@ -59,8 +62,11 @@ class Schedule {
 
   /// The loop order reorder() asks for (empty: the default order).
   std::vector<std::string> requestedOrder() const;
+  Schedule& sparseFuse(const std::string& tensor, std::vector<std::string> indices);
   /// sparse_reorder()'s requests: tensor → index order of its levels.
   std::map<std::string, std::vector<std::string>> sparseLevelOrders() const;
+  /// sparse_fuse()'s requests: tensor → index order of its fused (coordinate) levels.
+  std::map<std::string, std::vector<std::string>> sparseFusions() const;
   /// True when some directive parallelizes (then the default outer-loop parallelism is off).
   bool hasParallel() const;
 

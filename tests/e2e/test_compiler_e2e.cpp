@@ -370,6 +370,9 @@ std::vector<Case> cases() {
             "sparse_reorder(A, j, i); reorder(j, i)", mv},
            {"sparse_reorder_spmm", "C(i,j) = A(i,k) * B(k,j)", "csr",
             "sparse_reorder(A, k, i); parallel(j)", mm},
+           {"sparse_fuse_spmv_atomic", "y(i) = A(i,j) * x(j)", "csr",
+            "sparse_fuse(A, i, j); parallel(i, atomic)", mv},
+           {"sparse_fuse_transposed", "y(j) = A(i,j) * x(i)", "csc", "sparse_fuse(A, j, i)", mv},
        }) {
     out.push_back({"schedule_" + s.name,
                    s.text,

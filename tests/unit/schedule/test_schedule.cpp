@@ -142,6 +142,21 @@ TEST(SchedulePrimitives, SparseReorderReadsACopyInTheRequestedLevelOrder) {
             std::string::npos);
 }
 
+TEST(SchedulePrimitives, SparseFuseWalksTheEntriesInOneLoop) {
+  // One loop over A's entries (a coordinate copy); its rows repeat, so parallel needs atomics.
+  const std::string ir = irOf(kSpmv, {{"A", "csr"}}, "sparse_fuse(A, i, j); parallel(i, atomic)");
+  EXPECT_NE(ir.find("in [int64_t(tA_pos0[0]), int64_t(tA_pos0[1])) parallel atomic"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("let v_j: int64_t = int64_t(tA_crd1["), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("for v_i in [0, n_i)"), std::string::npos) << ir;  // no loop over rows
+  EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}}, "sparse_fuse(A, i, j); parallel(i)").find("race"),
+            std::string::npos);
+  EXPECT_NE(errorOf(kSpmv, {{"A", "bsr:2x2"}}, "sparse_fuse(A, i, j)", ErrorCode::kNotSupported)
+                .find("blocked"),
+            std::string::npos);
+}
+
 TEST(SchedulePrimitives, VectorizeInnerDenseLoopButNotAScatter) {
   const std::string ir = irOf(kSpmm, {{"A", "csr"}}, "vectorize(j)");
   EXPECT_NE(ir.find("for v_j in [0, n_j) vectorized:"), std::string::npos) << ir;
