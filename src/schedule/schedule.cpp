@@ -95,22 +95,27 @@ std::vector<std::string> Schedule::requestedOrder() const {
   return order;
 }
 
-std::map<std::string, std::vector<std::string>> Schedule::sparseLevelOrders() const {
+namespace {
+
+/// The (tensor, indices...) directives of one primitive: tensor → indices (the last one wins).
+std::map<std::string, std::vector<std::string>> tensorOrders(const std::vector<Directive>& list,
+                                                             Primitive primitive) {
   std::map<std::string, std::vector<std::string>> out;
-  for (const Directive& d : directives_) {
-    if (d.primitive == Primitive::kSparseReorder)
+  for (const Directive& d : list) {
+    if (d.primitive == primitive)
       out[d.loops[0]] = std::vector<std::string>(d.loops.begin() + 1, d.loops.end());
   }
   return out;
 }
 
+}  // namespace
+
+std::map<std::string, std::vector<std::string>> Schedule::sparseLevelOrders() const {
+  return tensorOrders(directives_, Primitive::kSparseReorder);
+}
+
 std::map<std::string, std::vector<std::string>> Schedule::sparseFusions() const {
-  std::map<std::string, std::vector<std::string>> out;
-  for (const Directive& d : directives_) {
-    if (d.primitive == Primitive::kSparseFuse)
-      out[d.loops[0]] = std::vector<std::string>(d.loops.begin() + 1, d.loops.end());
-  }
-  return out;
+  return tensorOrders(directives_, Primitive::kSparseFuse);
 }
 
 bool Schedule::hasParallel() const {

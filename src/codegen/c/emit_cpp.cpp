@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "codegen/c/prelude.h"
-#include "sparseflow/runtime_abi.h"
 #include "ir/expr_writer.h"
+#include "sparseflow/runtime_abi.h"
 #include "support/check.h"
 
 namespace sparseflow::codegen {
@@ -184,11 +184,7 @@ class CppEmitter : public ExprWriter {
       perThreadArrays(n);
       return;
     }
-    const char* type = cppTypeName(n.array.element);
-    line();
-    out << type << "* __restrict " << n.array.name << " = (" << type << "*)calloc((size_t)(";
-    visit(n.size);
-    out << ") + 1, sizeof(" << type << "));\n";
+    zeroedArray(n);
     line();
     out << "if (" << n.array.name << ") {\n";
     nested(n.body);
@@ -214,6 +210,15 @@ class CppEmitter : public ExprWriter {
   bool atomic_ = false;    // inside a parallel loop whose stores are atomic
   bool inRegion_ = false;  // inside `omp parallel` opened for per-thread workspaces
 
+  /// `T* __restrict name = (T*)calloc(size + 1, sizeof(T));` (null when out of memory).
+  void zeroedArray(const Allocate& n) {
+    const char* type = cppTypeName(n.array.element);
+    line();
+    out << type << "* __restrict " << n.array.name << " = (" << type << "*)calloc((size_t)(";
+    visit(n.size);
+    out << ") + 1, sizeof(" << type << "));\n";
+  }
+
   /// True when a chain of per-thread Allocates ends in a parallel loop.
   static bool parallelLoopInside(const Allocate& n) {
     Stmt body = n.body;
@@ -226,11 +231,7 @@ class CppEmitter : public ExprWriter {
 
   /// Inside the region: this thread's array, then the body, then the array freed.
   void perThreadArrays(const Allocate& n) {
-    const char* type = cppTypeName(n.array.element);
-    line();
-    out << type << "* __restrict " << n.array.name << " = (" << type << "*)calloc((size_t)(";
-    visit(n.size);
-    out << ") + 1, sizeof(" << type << "));\n";
+    zeroedArray(n);
     line();
     out << "sf_workspaces_ok = sf_workspaces_ok && " << n.array.name << " != nullptr;\n";
     visit(n.body);
