@@ -65,8 +65,8 @@ std::vector<std::string> assumptions(const AuditOptions& options, const MachineI
   return {
       "each weight matrix W (out x in) is timed as a linear layer Y = X * W^T on random f32 X "
       "with `batch` rows, weights in f32; the layers run one after another (sequentially), each "
-      "on all " +
-          std::to_string(machine.threads) + " threads (OpenMP) of this machine",
+      "on " +
+          std::to_string(machine.threads) + " OpenMP thread(s) of this machine",
       "only these weight layers are counted: activations, normalization, attention, im2col for "
       "convolutions and data movement between layers are not",
       "times are medians of " + std::to_string(options.runs) + " runs after a warm-up call",
@@ -117,7 +117,8 @@ std::string auditText(const std::vector<LayerAudit>& layers, const AuditOptions&
   }
   std::string out = "sparseflow audit of " + input + ": " + std::to_string(layers.size()) +
                     " weight matrices\nmachine: " + machine.cpu + ", " +
-                    std::to_string(machine.threads) + " threads; 2:4 kernel: " + machine.nmTarget +
+                    std::to_string(machine.threads) +
+                    " thread(s); 2:4 kernel: " + machine.nmTarget +
                     format("; load average %.2f at the start", machine.loadAverage) +
                     (machine.loadAverage > machine.threads
                          ? " (WARNING: a machine busier than its threads gives unreliable times)"
