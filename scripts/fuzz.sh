@@ -12,6 +12,7 @@ declare -A seeds=(
   [fuzz_harwell_boeing]="data/suitesparse/UMFPACK/Demo/HB data/suitesparse/RBio/RBio/private data/debian-r-cran-matrix/external data/suitesparse/CHOLMOD/Demo/Matrix"
   [fuzz_npy]="tests/unit/io/npy_refs"
   [fuzz_sft]="tests/fuzz/sft_seeds"
+  [fuzz_safetensors]="tests/fuzz/safetensors_seeds"
   [fuzz_expr]="tests/fuzz/expr_seeds"
   [fuzz_schedule]="tests/fuzz/schedule_seeds"
 )

@@ -138,7 +138,7 @@ void Checkpoint::Impl::resolveLayout(const std::string& record,
       }
       entry.shape.push_back(d.get<int64_t>());
     }
-    if (arrayIndex.count(name)) CK_FAIL << where << " has the name of a plain array";
+    if (arrayIndex.count(name)) CK_FAIL << where << " has the name of an array";
     Format format;
     try {
       format = Format::parse(info["format"].get<std::string>(),

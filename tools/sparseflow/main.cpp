@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   argc = static_cast<int>(args.size());
   args.push_back(nullptr);
   argv = args.data();
-  CLI::App app{"sparseflow: sparse tensor formats, conversions and kernels"};
+  // Named "sparseflow" whatever the link it ran as: usage reads `sparseflow audit [OPTIONS] IN`.
+  CLI::App app{"sparseflow: sparse tensor formats, conversions and kernels", "sparseflow"};
   app.require_subcommand(1);
   sparseflow::tools::Action action;
   sparseflow::tools::addInfoCommand(app, action);
