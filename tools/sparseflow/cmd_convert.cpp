@@ -210,7 +210,8 @@ int runConvert(const ConvertArgs& args) {
   }
   try {
     std::vector<TensorReport> reports;
-    std::vector<std::pair<std::string, Tensor>> converted;
+    std::vector<std::string> convertedNames;
+    Tensor fileTensor;
     CheckpointWriter writer;
     // A checkpoint's own metadata ("format": "pt"...) goes on to the converted one.
     if (kind == OutputKind::kCheckpoint && !fs::is_directory(args.input, ec) && !weights.empty() &&
@@ -245,7 +246,8 @@ int runConvert(const ConvertArgs& args) {
           throw Error(e.code(), w.origin + ": tensor '" + w.name + "': " + e.what());
         }
         r.action = "converted";
-        converted.emplace_back(w.name, *out);
+        convertedNames.push_back(w.name);
+        if (kind == OutputKind::kFile) fileTensor = *out;  // the one tensor of the output file
       } else {
         r.action = kind == OutputKind::kFile ? "skipped" : "copied";
         r.reason = reason + (kind == OutputKind::kFile ? "; the output file holds one tensor" : "");
@@ -281,16 +283,16 @@ int runConvert(const ConvertArgs& args) {
     }
     bar.clear();
     if (kind == OutputKind::kFile) {
-      if (converted.size() != 1) {
+      if (convertedNames.size() != 1) {
         std::string names;
-        for (const auto& [name, t] : converted) names += (names.empty() ? "" : ", ") + name;
+        for (const std::string& name : convertedNames) names += (names.empty() ? "" : ", ") + name;
         throw Error(ErrorCode::kInvalidArgument,
                     args.output + ": a " + fs::path(args.output).extension().string() +
-                        " file holds one tensor but " + std::to_string(converted.size()) +
+                        " file holds one tensor but " + std::to_string(convertedNames.size()) +
                         " were converted" + (names.empty() ? "" : " (" + names + ")") +
                         "; write a .safetensors file or a directory, or choose with --include");
       }
-      write(args.output, converted.front().second);
+      write(args.output, fileTensor);
     } else if (kind == OutputKind::kCheckpoint) {
       writer.write(args.output);
     } else {
