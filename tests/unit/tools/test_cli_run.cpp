@@ -1,11 +1,7 @@
 // `sparseflow run` and `sparseflow compile` as a user runs them: SpMV on a real .mtx against a
 // float64 reference from its triplets, and bad arguments that must name themselves and write
 // nothing.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +14,7 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "unit/tools/tool_process.h"
 
 namespace {
 
@@ -27,82 +23,19 @@ namespace fs = std::filesystem;
 const std::string kMatrix =
     std::string(SPARSEFLOW_DATA_DIR) + "/suitesparse/LAGraph/data/west0067.mtx";
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
+using Result = sparseflow::testing::ToolResult;
 
 std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return sparseflow::testing::slurpFile(p);
 }
 
-/// A scratch directory per test; the JIT cache is shared by the whole run.
-class CliRun : public ::testing::Test {
+/// A scratch directory per test (tool_process.h); compiled kernels go to the tests' cache.
+class CliRun : public sparseflow::testing::ToolTest {
  protected:
-  static void SetUpTestSuite() {
-    char pattern[] = "/tmp/sparseflow-cli-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    root_ = pattern;
-  }
-  static void TearDownTestSuite() {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-  void SetUp() override {
-    dir_ = root_ / ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::create_directories(dir_);
-  }
-
   /// Runs the built `sparseflow` with `args` in the test's directory (argv, no shell).
-  Result run(const std::vector<std::string>& args) {
-    const fs::path outFile = root_ / "stdout.txt", errFile = root_ / "stderr.txt";
-    std::vector<std::string> argv{std::string(SPARSEFLOW_TOOLS_DIR) + "/sparseflow"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    std::vector<std::string> env{"XDG_CACHE_HOME=" + (root_ / "cache").string(),
-                                 "OMP_NUM_THREADS=2"};
-    for (char** e = environ; *e; ++e) {
-      if (std::strncmp(*e, "XDG_CACHE_HOME=", 15) != 0) env.emplace_back(*e);
-    }
-    std::vector<char*> cenv;
-    for (std::string& e : env) cenv.push_back(e.data());
-    cenv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, outFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addopen(&actions, 2, errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addchdir_np(&actions, dir_.c_str());
-    pid_t pid = 0;
-    Result r;
-    if (posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), cenv.data()) == 0) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-      r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    r.out = slurp(outFile);
-    r.err = slurp(errFile);
-    return r;
+  Result run(const std::vector<std::string>& args) const {
+    return ToolTest::run("sparseflow", args);
   }
-
-  /// The files in the test's directory, sorted.
-  std::vector<std::string> files() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_))
-      names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
-  static inline fs::path root_;
-  fs::path dir_;
 };
 
 /// Writes a 1-d little-endian float32 .npy (format 1.0) by hand, independent of sparseflow's io.
