@@ -5,9 +5,11 @@
 // bandwidth, the ratio to the best peer per case and the geometric mean per kernel.
 //
 //   build-bench/bin/bench_compiler [--limits=FILE] [--rows=FILE] [--python=.venv/bin/python]
-//       [--matrices=a.mtx,b.smtx | --all] [--kernels=spmv,spmm32,spmm128,sddmm,spgemm] [--reps=5]
+//       [--matrices=a.mtx,b.smtx | --all] [--kernels=spmv,spmm32,spmm128,sddmm32,spgemm] [--reps=5]
 //       [--data=DIR] [--peer-script=bench/peers/sparse_peers.py]
 // Threads: OMP_NUM_THREADS (ours, Eigen, GraphBLAS, torch); scipy runs on one. docs/compiler.md.
+// The cases (kernels, operands, checks, peers) are common/kernel_case, which `sparseflow
+// benchmark` runs too (docs/tools.md).
 #include <omp.h>
 #include <unistd.h>
 
@@ -25,13 +27,11 @@
 #include <string>
 #include <vector>
 
+#include "common/compiler_inputs.h"
 #include "common/driver.h"
+#include "common/kernel_case.h"
 #include "common/machine_limits.h"
-#include "common/npy_file.h"
-#include "common/peer.h"
 #include "common/report.h"
-#include "compiler_inputs.h"
-#include "peers/sparse_ops.h"
 #include "sparseflow/error.h"
 #include "sparseflow/kernel.h"
 #include "support/cache_info.h"
@@ -39,29 +39,12 @@
 namespace sparseflow::bench {
 namespace {
 
-constexpr int64_t kSddmmK = 32;
-constexpr double kSpgemmDenseLimit = 256e6;  // bytes of SpGEMM's dense output we allow
-
-struct KernelSpec {
-  std::string id;  ///< "spmm32", as --kernels names it
-  SparseOp op;
-  int64_t n;  ///< SpMM: columns of B; SDDMM: k
-  std::string text;
-  std::map<std::string, std::string> formats;
-};
-
-const std::vector<KernelSpec>& allKernels() {
-  static const std::vector<KernelSpec> kernels = {
-      {"spmv", SparseOp::kSpmv, 1, "y(i) = A(i,j) * x(j)", {{"A", "csr"}}},
-      {"spmm32", SparseOp::kSpmm, 32, "C(i,j) = A(i,k) * B(k,j)", {{"A", "csr"}}},
-      {"spmm128", SparseOp::kSpmm, 128, "C(i,j) = A(i,k) * B(k,j)", {{"A", "csr"}}},
-      {"sddmm",
-       SparseOp::kSddmm,
-       kSddmmK,
-       "Y(i,j) = M(i,j) * sum(k, X(i,k) * Z(j,k))",
-       {{"M", "csr"}, {"Y", "csr"}}},
-      {"spgemm", SparseOp::kSpgemm, 0, "C(i,j) = A(i,k) * B(k,j)", {{"A", "csr"}, {"B", "csr"}}},
-  };
+/// The default kernels, all on A (SDDMM's M) in csr.
+std::vector<KernelSpec> defaultKernels() {
+  std::vector<KernelSpec> kernels;
+  for (const char* name : {"spmv", "spmm:32", "spmm:128", "sddmm:32", "spgemm"}) {
+    kernels.push_back(parseKernelSpec(name));
+  }
   return kernels;
 }
 
@@ -72,15 +55,10 @@ struct Options {
   std::string dataDir = SPARSEFLOW_DATA_DIR;
   std::vector<std::string> matrices;  ///< empty: the default selection (or all with --all)
   bool all = false;
-  std::vector<KernelSpec> kernels = allKernels();
+  std::vector<KernelSpec> kernels = defaultKernels();
   int reps = 5;
   std::vector<std::string> given;  ///< result-changing flags as typed, for the reproducers
 };
-
-/// `reps` samples; calls under 10 ms timed in batches of about 10 ms, as the Python peers do.
-TimingOptions batched(int reps) {
-  return TimingOptions{reps, 0.0, 0.01};
-}
 
 Options parseOptions(int argc, char** argv) {
   Options o;
@@ -107,15 +85,12 @@ Options parseOptions(int argc, char** argv) {
       o.all = true;
     } else if (key == "--kernels") {
       o.kernels.clear();
-      for (const std::string& id : splitList(value)) {
-        bool found = false;
-        for (const KernelSpec& k : allKernels()) {
-          if (k.id == id) {
-            o.kernels.push_back(k);
-            found = true;
-          }
+      for (const std::string& name : splitList(value)) {
+        try {
+          o.kernels.push_back(parseKernelSpec(name));
+        } catch (const std::invalid_argument& e) {
+          throw std::runtime_error(std::string("--kernels: ") + e.what());
         }
-        if (!found) throw std::runtime_error("--kernels: unknown kernel '" + id + "'");
       }
       continue;  // the reproducers name their own kernel
     } else if (key == "--reps") {
@@ -129,72 +104,10 @@ Options parseOptions(int argc, char** argv) {
   return o;
 }
 
-/// The dense operands of one matrix, drawn once and shared by our kernels and all peers.
-struct Operands {
-  std::vector<float> x, b32, b128, xs, zs;  ///< x: cols; bN: cols × N; xs: rows × k; zs: cols × k
-  const std::vector<float>& b(int64_t n) const { return n == 32 ? b32 : b128; }
-};
-
-Operands makeOperands(const Matrix& m) {
-  Operands o;
-  o.x = randomValues(m.cols, 1);
-  o.b32 = randomValues(m.cols * 32, 2);
-  o.b128 = randomValues(m.cols * 128, 3);
-  o.xs = randomValues(m.rows * kSddmmK, 4);
-  o.zs = randomValues(m.cols * kSddmmK, 5);
-  return o;
-}
-
-void writePeerInputs(const std::string& dir, const Matrix& m, const Operands& o) {
-  std::filesystem::create_directories(dir);
-  writeNpy(dir + "/A_pos.npy", m.pos, m.rows + 1);
-  writeNpy(dir + "/A_crd.npy", m.crd, m.nnz);
-  writeNpy(dir + "/A_vals.npy", m.vals, m.nnz);
-  const int64_t dims[4] = {m.rows, m.cols, m.nnz, kSddmmK};
-  writeNpy(dir + "/dims.npy", dims, 4);
-  writeNpy(dir + "/x.npy", o.x.data(), static_cast<int64_t>(o.x.size()));
-  writeNpy(dir + "/B32.npy", o.b32.data(), static_cast<int64_t>(o.b32.size()));
-  writeNpy(dir + "/B128.npy", o.b128.data(), static_cast<int64_t>(o.b128.size()));
-  writeNpy(dir + "/X.npy", o.xs.data(), static_cast<int64_t>(o.xs.size()));
-  writeNpy(dir + "/Z.npy", o.zs.data(), static_cast<int64_t>(o.zs.size()));
-}
-
-/// Bytes moved at least once (A's arrays, dense operands, output) and flops of one case.
-struct Work {
-  double bytes = 0, flops = 0;
-};
-
-Work workOf(const KernelSpec& k, const Matrix& m) {
-  const double nnz = static_cast<double>(m.nnz), rows = static_cast<double>(m.rows),
-               cols = static_cast<double>(m.cols), n = static_cast<double>(k.n);
-  switch (k.op) {
-    case SparseOp::kSpmv: return {m.bytes() + (cols + rows) * 4, 2 * nnz};
-    case SparseOp::kSpmm: return {m.bytes() + (cols + rows) * n * 4, 2 * nnz * n};
-    case SparseOp::kSddmm:  // output: M's pattern with new values
-      return {m.bytes() + (rows + cols) * n * 4 + nnz * 4, 2 * nnz * n + nnz};
-    case SparseOp::kSpgemm:  // our output is dense: rows × cols written
-      return {m.bytes() + rows * cols * 4, m.spgemmFlops()};
-  }
-  return {};
-}
-
 std::string fmt(const char* pattern, double a, double b = 0) {
   char text[160];
   std::snprintf(text, sizeof text, pattern, a, b);
   return text;
-}
-
-/// A peer's time on one case, after its result's sum was checked against the reference.
-struct PeerTime {
-  std::string name, how;
-  double seconds = NAN;
-  std::string problem;  ///< non-empty: the peer's result disagrees; its time does not count
-};
-
-/// Checks a peer's float64 result sum against the reference sum.
-std::string checkSum(double got, double want, double scaleSum) {
-  if (std::fabs(got - want) <= 1e-4 * scaleSum + 1e-20) return "";
-  return fmt("sum %.9g, reference %.9g", got, want);
 }
 
 struct MatrixRun {
@@ -216,65 +129,20 @@ std::string reproducer(const MatrixRun& r, const std::string& kernels, const std
 /// wrong (a failure is recorded).
 std::optional<ResultRow> runCase(const MatrixRun& r, const KernelSpec& k, const Matrix& m,
                                  const Operands& ops, const PeerRun& python) {
-  const std::string name = "compiler/" + k.id + "/csr/" + m.label;
-  if (k.op == SparseOp::kSpgemm) {
-    if (m.rows != m.cols) return std::nullopt;  // A·A needs a square A
-    if (static_cast<double>(m.rows) * static_cast<double>(m.cols) * 4 >= kSpgemmDenseLimit) {
-      std::cerr << name << ": skipped, the dense output would be "
-                << formatBytes(static_cast<double>(m.rows) * static_cast<double>(m.cols) * 4)
-                << "\n";
-      return std::nullopt;
-    }
+  const std::string name = "compiler/" + k.id() + "/csr/" + m.label;
+  if (const std::string why = skipReason(k, m); !why.empty()) {
+    std::cerr << name << ": skipped, " << why << "\n";
+    return std::nullopt;
   }
-  // Our inputs, as the kernel binds them.
-  std::map<std::string, const Tensor*> inputs;
-  Tensor x, b, xs, zs;
-  switch (k.op) {
-    case SparseOp::kSpmv:
-      x = denseView({m.cols}, ops.x.data());
-      inputs = {{"A", &m.csr}, {"x", &x}};
-      break;
-    case SparseOp::kSpmm:
-      b = denseView({m.cols, k.n}, ops.b(k.n).data());
-      inputs = {{"A", &m.csr}, {"B", &b}};
-      break;
-    case SparseOp::kSddmm:
-      xs = denseView({m.rows, k.n}, ops.xs.data());
-      zs = denseView({m.cols, k.n}, ops.zs.data());
-      inputs = {{"M", &m.csr}, {"X", &xs}, {"Z", &zs}};
-      break;
-    case SparseOp::kSpgemm: inputs = {{"A", &m.csr}, {"B", &m.csr}}; break;
-  }
-  auto found = r.compiled.find(k.id);
+  auto found = r.compiled.find(k.id());
   if (found == r.compiled.end()) return std::nullopt;  // compile failed, already reported
   const Kernel& kernel = found->second;
 
   // Correctness first: a benchmark of a wrong kernel is worthless.
-  double refSum = 0, refScale = 0;
-  std::string wrong;
-  try {
-    const Tensor out = kernel.run(inputs);
-    if (k.op == SparseOp::kSpgemm) {
-      wrong = compareSpgemm(m, out.values().as<float>(), &refSum, &refScale);
-    } else {
-      const Reference ref =
-          k.op == SparseOp::kSddmm
-              ? referenceSddmm(m, ops.xs.data(), ops.zs.data(), k.n)
-              : referenceSpmm(m, k.op == SparseOp::kSpmv ? ops.x.data() : ops.b(k.n).data(), k.n);
-      if (out.values().size() != static_cast<int64_t>(ref.values.size())) {
-        wrong = "the result has " + std::to_string(out.values().size()) + " values, expected " +
-                std::to_string(ref.values.size());
-      } else {
-        wrong = compareToReference(out.values().as<float>(), ref);
-      }
-      refSum = ref.sum();
-      refScale = ref.scaleSum();
-    }
-  } catch (const std::exception& e) {
-    wrong = std::string("run failed: ") + e.what();
-  }
-  if (!wrong.empty()) {
-    r.failures.push_back(name + " (" + m.path + "): " + wrong);
+  const BoundCase bound(k, m, ops);
+  const CaseCheck check = checkKernel(kernel, bound, k, m, ops);
+  if (!check.wrong.empty()) {
+    r.failures.push_back(name + " (" + m.path + "): " + check.wrong);
     std::cerr << "FAILED " << r.failures.back() << "\n";
     return std::nullopt;
   }
@@ -283,73 +151,23 @@ std::optional<ResultRow> runCase(const MatrixRun& r, const KernelSpec& k, const 
   row.name = name;
   row.threads = r.threads;
   omp_set_num_threads(r.threads);
-  // Steady state: the output is allocated once and overwritten by each run (as Eigen's
-  // `C.noalias() = A * B` reuses C), so fresh pages are not faulted in on every call.
-  Tensor reused = kernel.run(inputs);
-  row.seconds = timeMedian([&] { kernel.run(inputs, reused); }, batched(r.o.reps));
+  row.seconds = timeKernel(kernel, bound, r.o.reps);
 
   // Peers: Eigen and GraphBLAS here, scipy and torch from the Python run.
-  SparseProblem p;
-  p.op = k.op;
-  p.rows = m.rows;
-  p.cols = m.cols;
-  p.nnz = m.nnz;
-  p.pos = m.pos;
-  p.crd = m.crd;
-  p.vals = m.vals;
-  p.n = k.n;
-  p.b = k.op == SparseOp::kSpmv   ? ops.x.data()
-        : k.op == SparseOp::kSpmm ? ops.b(k.n).data()
-                                  : nullptr;
-  p.x = ops.xs.data();
-  p.z = ops.zs.data();
-  p.threads = r.threads;
+  const SparseProblem p = sparseProblem(k, m, ops, r.threads);
   std::vector<PeerTime> peers;
   std::vector<std::string> absent;
-  for (auto make : {&makeEigenPeer, &makeGraphBlasPeer}) {
-    std::string why;
-    std::unique_ptr<SparsePeer> peer = make(p, &why);
-    if (!peer) {
-      absent.push_back(why);
-      continue;
+  for (const char* peer : {"eigen", "graphblas"}) {
+    PeerTime t = measurePeer(peer, p, check, r.o.reps);
+    if (t.name.empty()) {
+      absent.push_back(t.problem);
+    } else {
+      peers.push_back(t);
     }
-    PeerTime t;
-    t.name = peer->name();
-    t.how = peer->how();
-    try {
-      peer->run();
-      double sum = 0;
-      int64_t stored = 0;
-      peer->check(&sum, &stored);
-      t.problem = checkSum(sum, refSum, refScale);
-      if (t.problem.empty()) t.seconds = timeMedian([&] { peer->run(); }, batched(r.o.reps));
-    } catch (const std::exception& e) {
-      t.problem = e.what();
-    }
-    peers.push_back(t);
   }
-  const std::string pythonName = python.name;
-  for (const char* libName : {"scipy", "torch"}) {
-    const std::string lib = libName;
-    auto res = python.results.find(lib + "/" + k.id);
-    if (res == python.results.end()) {
-      if (!pythonName.empty()) absent.push_back(lib + ": no result");
-      continue;
-    }
-    PeerTime t;
-    // "scipy 1.10.1; torch 1.13.0a0" → this library's part.
-    const auto at = pythonName.find(lib + " ");
-    t.name = at == std::string::npos ? lib : pythonName.substr(at, pythonName.find(';', at) - at);
-    t.how = lib == "scipy" ? "1 thread" : std::to_string(r.threads) + " threads";
-    std::istringstream check(res->second.check);
-    double sum = NAN;
-    for (std::string field; check >> field;) {
-      if (field.rfind("sum=", 0) == 0) sum = std::stod(field.substr(4));
-      if (field.rfind("via=", 0) == 0) t.how += ", " + field.substr(4);
-    }
-    t.problem = checkSum(sum, refSum, refScale);
-    if (t.problem.empty()) t.seconds = res->second.seconds;
-    peers.push_back(t);
+  for (const char* lib : {"scipy", "torch"}) {
+    if (python.name.empty()) continue;
+    peers.push_back(pythonPeerTime(python, lib, pythonCase(0, lib, k.id()), check, r.threads));
   }
 
   // Floors: the binding one of bandwidth (bytes once) and FMA peak (flops).
@@ -376,7 +194,9 @@ std::optional<ResultRow> runCase(const MatrixRun& r, const KernelSpec& k, const 
   row.note += "; peers:";
   for (const PeerTime& t : peers) {
     row.note += " " + t.name + " (" + t.how + ") ";
-    row.note += t.problem.empty() ? formatSeconds(t.seconds) : "WRONG: " + t.problem;
+    row.note += t.problem.empty() ? formatSeconds(t.seconds)
+                : t.wrong         ? "WRONG: " + t.problem
+                                  : "failed: " + t.problem;
     row.note += ";";
     if (t.problem.empty() && !(t.seconds >= row.peerSeconds)) {
       row.peerSeconds = t.seconds;
@@ -384,7 +204,7 @@ std::optional<ResultRow> runCase(const MatrixRun& r, const KernelSpec& k, const 
     }
   }
   for (const std::string& a : absent) row.note += " " + a + ";";
-  row.reproducer = reproducer(r, k.id, shellQuote("--matrices=" + m.path));
+  row.reproducer = reproducer(r, k.id(), shellQuote("--matrices=" + m.path));
   std::cerr << row.name << ": " << formatSeconds(row.seconds) << ", best peer " << row.peer << " "
             << formatSeconds(row.peerSeconds) << " -> " << fmt("%.2fx", row.ratio()) << ", "
             << fmt("%.0f%% of limit", 100 * row.fractionOfLimit()) << "\n";
@@ -404,14 +224,14 @@ ResultRow summaryRow(const MatrixRun& r, const KernelSpec& k, const std::vector<
   std::vector<double> ours, peer, floor;
   int wins = 0;
   for (const ResultRow& row : rows) {
-    if (row.name.rfind("compiler/" + k.id + "/", 0) != 0 || std::isnan(row.peerSeconds)) continue;
+    if (row.name.rfind("compiler/" + k.id() + "/", 0) != 0 || std::isnan(row.peerSeconds)) continue;
     ours.push_back(row.seconds);
     peer.push_back(row.peerSeconds);
     floor.push_back(row.floorSeconds);
     wins += row.ratio() > 1;
   }
   ResultRow s;
-  s.name = "compiler/" + k.id + "/csr/geomean";
+  s.name = "compiler/" + k.id() + "/csr/geomean";
   s.threads = r.threads;
   s.seconds = geomean(ours);
   s.peer = "best peer per matrix";
@@ -441,7 +261,7 @@ ResultRow summaryRow(const MatrixRun& r, const KernelSpec& k, const std::vector<
   }
   std::string list;
   for (const std::string& path : r.o.matrices) list += (list.empty() ? "" : ",") + path;
-  s.reproducer = reproducer(r, k.id,
+  s.reproducer = reproducer(r, k.id(),
                             !list.empty() ? shellQuote("--matrices=" + list)
                             : r.o.all     ? "--all"
                                           : "");
@@ -484,27 +304,26 @@ int run(int argc, char** argv) {
   std::map<std::string, Kernel> compiled;
   std::vector<std::string> failures;
   for (const KernelSpec& k : o.kernels) {
-    KernelOptions options;
-    options.formats = k.formats;
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      compiled.emplace(k.id, Kernel::compile(k.text, options));
+      compiled.emplace(k.id(), Kernel::compile(k.text(), k.options()));
     } catch (const std::exception& e) {
-      failures.push_back(k.id + ": compile failed: " + e.what());
+      failures.push_back(k.id() + ": compile failed: " + e.what());
       std::cerr << "FAILED " << failures.back() << "\n";
       continue;
     }
-    std::cerr << k.id << ": compiled in "
+    std::cerr << k.id() << ": compiled in "
               << formatSeconds(
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
               << "\n"
-              << compiled.at(k.id).describe();
+              << compiled.at(k.id()).describe();
   }
 
   std::string pattern = (std::filesystem::temp_directory_path() / "bench_compiler.XXXXXX").string();
   if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot make a temporary folder");
   const std::string workDir = pattern;
   const MatrixRun r{o, limits, threads, argv[0], compiled, failures};
+  warmUpThreads(threads);
   std::vector<ResultRow> rows;
   std::vector<double> llcFractions;
   int64_t largest = 0;
@@ -517,26 +336,21 @@ int run(int argc, char** argv) {
       continue;
     }
     std::cerr << "== " << m.label << " (" << m.path << "): " << m.csr.summary() << "\n";
-    const Operands ops = makeOperands(m);
+    const Operands ops = makeOperands(m, o.kernels);
     PeerRun python;
     if (!o.python.empty()) {
-      const std::string dir = workDir + "/" + std::to_string(i);
-      writePeerInputs(dir, m, ops);
-      std::string kernels;
+      PythonInput input{workDir + "/" + std::to_string(i), {}};
+      writePeerInputs(input.dir, m, ops);
       for (const KernelSpec& k : o.kernels) {
-        if (k.op != SparseOp::kSpgemm ||
-            (m.rows == m.cols &&
-             static_cast<double>(m.rows) * static_cast<double>(m.cols) * 4 < kSpgemmDenseLimit)) {
-          kernels += (kernels.empty() ? "" : ",") + k.id;
-        }
+        if (skipReason(k, m).empty()) input.kernels.push_back(k.id());
       }
       try {
-        python = runPeer({o.python, o.peerScript, "--dir", dir, "--kernels", kernels, "--reps",
-                          std::to_string(o.reps), "--threads", std::to_string(threads)});
+        python =
+            runPythonPeers({o.python, o.peerScript, {"scipy", "torch"}, o.reps, threads}, {input});
       } catch (const std::exception& e) {  // the table still shows the other peers
         std::cerr << "the Python peers failed: " << e.what() << "\n";
       }
-      std::filesystem::remove_all(dir);
+      std::filesystem::remove_all(input.dir);
     }
     for (const KernelSpec& k : o.kernels) {
       if (auto row = runCase(r, k, m, ops, python)) {

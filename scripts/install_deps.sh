@@ -4,10 +4,13 @@
 set -euo pipefail
 what="${1:-core}"
 
+# sparseflow-benchmark's in-process peers (OpenBLAS, Eigen, GraphBLAS) and its --plot (matplotlib)
+# are core: the tool and its tests are part of every build (docs/tools.md).
 core=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwy-dev
       python3 python3-venv python3-dev python3-numpy python3-scipy python3-pytest python3-torch
-      pybind11-dev zlib1g-dev libcli11-dev nlohmann-json3-dev)
-bench=(libeigen3-dev libgraphblas-dev libopenblas-dev libdnnl-dev)
+      pybind11-dev zlib1g-dev libcli11-dev nlohmann-json3-dev
+      libopenblas-dev libeigen3-dev libgraphblas-dev python3-matplotlib)
+bench=(libdnnl-dev)
 fuzz=(clang libclang-rt-14-dev)
 
 packages=("${core[@]}")

@@ -1,6 +1,6 @@
-// Matrix selection from data/, CSR loading, dense operands and float64 references of
-// bench_compiler.
-#include "compiler_inputs.h"
+// Matrix selection, CSR loading, dense operands and float64 references of the compiled-kernel
+// benchmarks.
+#include "common/compiler_inputs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,57 +24,86 @@ std::string lower(std::string text) {
   return text;
 }
 
-/// The size line of a coordinate Matrix Market file of real, integer or pattern values; false for
-/// anything else (array, complex, unreadable), which the benchmark leaves out.
-bool readMtxHeader(const std::string& path, MatrixFile& file) {
+/// The size line of a coordinate Matrix Market file of real, integer or pattern values; for
+/// anything else (array, complex, unreadable) why the benchmark leaves it out.
+std::string readMtxHeader(const std::string& path, MatrixFile& file) {
   std::ifstream in(path);
   std::string line;
-  if (!std::getline(in, line)) return false;
+  if (!std::getline(in, line)) return "cannot read its first line";
   std::istringstream banner(lower(line));
   std::string tag, object, layout, field, symmetry;
   banner >> tag >> object >> layout >> field >> symmetry;
-  if (tag != "%%matrixmarket" || object != "matrix" || layout != "coordinate") return false;
+  if (tag != "%%matrixmarket" || object != "matrix") return "not a Matrix Market matrix header";
+  if (layout != "coordinate") return "a dense '" + layout + "' file, not a sparse coordinate one";
   if (field != "real" && field != "integer" && field != "pattern" && field != "double") {
-    return false;
+    return "'" + field + "' values (real, integer or pattern are benchmarked)";
   }
   while (std::getline(in, line)) {
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '%') continue;
     std::istringstream size(line);
-    if (!(size >> file.rows >> file.cols >> file.entries)) return false;
+    if (!(size >> file.rows >> file.cols >> file.entries)) return "a malformed size line";
     if (symmetry != "general") file.entries *= 2;
-    return file.rows > 0 && file.cols > 0;
+    return file.rows > 0 && file.cols > 0 ? "" : "no rows or no columns";
   }
-  return false;
+  return "no size line";
 }
 
 /// Line 1 of a DLMC file: "rows, cols, nnz".
-bool readSmtxHeader(const std::string& path, MatrixFile& file) {
+std::string readSmtxHeader(const std::string& path, MatrixFile& file) {
   std::ifstream in(path);
   std::string line;
-  if (!std::getline(in, line)) return false;
+  if (!std::getline(in, line)) return "cannot read its first line";
   std::replace(line.begin(), line.end(), ',', ' ');
   std::istringstream size(line);
-  return static_cast<bool>(size >> file.rows >> file.cols >> file.entries) && file.rows > 0 &&
-         file.cols > 0;
+  if (!(size >> file.rows >> file.cols >> file.entries)) return "a malformed size line";
+  return file.rows > 0 && file.cols > 0 ? "" : "no rows or no columns";
+}
+
+/// A native file holds its shape in a header the reader maps without copying the arrays.
+std::string readSftHeader(const std::string& path, MatrixFile& file) {
+  try {
+    const Tensor t = read(path);
+    if (t.rank() != 2) return "a rank-" + std::to_string(t.rank()) + " tensor, not a matrix";
+    file.rows = t.shape()[0];
+    file.cols = t.shape()[1];
+    file.entries = t.numStored();
+    return file.rows > 0 && file.cols > 0 ? "" : "no rows or no columns";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
 }
 
 }  // namespace
 
-std::vector<MatrixFile> listMatrixFiles(const std::string& dataDir) {
+std::vector<MatrixFile> listMatrixFiles(const std::string& dataDir,
+                                        std::vector<std::pair<std::string, std::string>>* leftOut) {
   std::vector<MatrixFile> files;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dataDir)) {
     if (!entry.is_regular_file()) continue;
     MatrixFile file;
     file.path = entry.path().string();
     const std::string ext = lower(entry.path().extension().string());
-    const bool ok = ext == ".mtx"    ? readMtxHeader(file.path, file)
-                    : ext == ".smtx" ? readSmtxHeader(file.path, file)
-                                     : false;
-    if (ok && file.entries > 0) files.push_back(file);
+    std::string why;
+    if (ext == ".mtx") {
+      why = readMtxHeader(file.path, file);
+    } else if (ext == ".smtx") {
+      why = readSmtxHeader(file.path, file);
+    } else if (ext == ".sft") {
+      why = readSftHeader(file.path, file);
+    } else {
+      continue;
+    }
+    if (why.empty() && file.entries <= 0) why = "no entries";
+    if (why.empty()) {
+      files.push_back(file);
+    } else if (leftOut) {
+      leftOut->emplace_back(file.path, why);
+    }
   }
   std::sort(files.begin(), files.end(),
             [](const MatrixFile& a, const MatrixFile& b) { return a.path < b.path; });
+  if (leftOut) std::sort(leftOut->begin(), leftOut->end());
   return files;
 }
 

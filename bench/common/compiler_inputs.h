@@ -1,24 +1,30 @@
-// Inputs of bench_compiler: which bundled real matrices to run, the matrices as f32 CSR, the dense
-// operands, and the float64 references every case is checked against before it is timed.
+// Inputs of the compiled-kernel benchmarks (bench_compiler, `sparseflow benchmark`): which matrix
+// files to run, the matrices as f32 CSR, the dense operands, and the float64 references every case
+// is checked against before it is timed.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sparseflow/tensor.h"
 
 namespace sparseflow::bench {
 
-/// A matrix file under data/ with its size as its header states it.
+/// A matrix file with its size as its header states it.
 struct MatrixFile {
   std::string path;
   int64_t rows = 0, cols = 0;
   int64_t entries = 0;  ///< stored entries, doubled for a symmetric Matrix Market file
 };
 
-/// Every .mtx (real, integer or pattern coordinate) and .smtx file under `dataDir`, by path.
-std::vector<MatrixFile> listMatrixFiles(const std::string& dataDir);
+/// Every .mtx (real, integer or pattern coordinate), .smtx and 2-d .sft file under `dataDir`, by
+/// path. `leftOut`, when given, receives the other files with those extensions and why each was
+/// left out (complex values, a dense array, a tensor of another rank, an unreadable header).
+std::vector<MatrixFile> listMatrixFiles(
+    const std::string& dataDir,
+    std::vector<std::pair<std::string, std::string>>* leftOut = nullptr);
 /// The default set: every matrix with at least `largeEntries` entries (the largest first, at most
 /// `maxCount - smallCount`), then `smallCount` smaller ones spread over the sizes below, one per
 /// distinct shape and entry count (the 30 DNN layers of one shape count once).

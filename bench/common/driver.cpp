@@ -36,6 +36,18 @@ double timeMedian(const std::function<void()>& fn, const TimingOptions& options)
   return median(samples);
 }
 
+void warmUpThreads(int threads, double seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         seconds) {
+#pragma omp parallel num_threads(threads)
+    {
+      volatile int sink = 0;  // per thread: a little work the compiler keeps
+      for (int i = 0; i < 1000; ++i) sink = sink + i;
+    }
+  }
+}
+
 std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream in(text);

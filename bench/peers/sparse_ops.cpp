@@ -1,27 +1,31 @@
-// Eigen and SuiteSparse:GraphBLAS peers of bench_compiler: operands copied in once, each run()
-// one library call (two for GraphBLAS SDDMM) that allocates its result as a user's code would.
+// Eigen and SuiteSparse:GraphBLAS peers of the compiled-kernel benchmarks: operands copied in
+// once, each run() one library call (two for GraphBLAS SDDMM) that allocates its result as a
+// user's code would. SPARSEFLOW_HAVE_EIGEN / SPARSEFLOW_HAVE_GRAPHBLAS say which were found.
 #include "peers/sparse_ops.h"
 
-#include <omp.h>
-
-#include <Eigen/SparseCore>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
 
+#if SPARSEFLOW_HAVE_EIGEN
+#include <Eigen/SparseCore>
+#endif
+#if SPARSEFLOW_HAVE_GRAPHBLAS
 extern "C" {
 #include <GraphBLAS.h>
 }
+#endif
 
 namespace sparseflow::bench {
 namespace {
 
-std::string threadsText(int threads, const char* how) {
+[[maybe_unused]] std::string threadsText(int threads, const char* how) {
   return threads == 1 ? "1 thread" : std::to_string(threads) + " threads, " + how;
 }
 
+#if SPARSEFLOW_HAVE_EIGEN
 // ---------------------------------------------------------------- Eigen
 
 using EigenCsr = Eigen::SparseMatrix<float, Eigen::RowMajor, int32_t>;
@@ -77,6 +81,9 @@ class EigenPeer final : public SparsePeer {
   EigenDense b_, c_;
 };
 
+#endif  // SPARSEFLOW_HAVE_EIGEN
+
+#if SPARSEFLOW_HAVE_GRAPHBLAS
 // ---------------------------------------------------------------- GraphBLAS
 
 void grbCheck(GrB_Info info, const char* what) {
@@ -203,24 +210,49 @@ class GraphBlasPeer final : public SparsePeer {
   GrB_Vector u_ = nullptr, w_ = nullptr;
   GrB_Descriptor sddmm_ = nullptr;
 };
+#endif  // SPARSEFLOW_HAVE_GRAPHBLAS
+
+/// Null with the reason `peer` was not compiled in.
+[[maybe_unused]] std::unique_ptr<SparsePeer> notBuilt(const std::string& peer, std::string* why) {
+  if (why) *why = peerNotBuilt(peer);
+  return nullptr;
+}
 
 }  // namespace
 
+std::string peerNotBuilt(const std::string& peer) {
+  const char* package = nullptr;
+  if (peer == "eigen" && !SPARSEFLOW_HAVE_EIGEN) package = "libeigen3-dev";
+  if (peer == "graphblas" && !SPARSEFLOW_HAVE_GRAPHBLAS) package = "libgraphblas-dev";
+  if (peer == "dense" && !SPARSEFLOW_HAVE_OPENBLAS) package = "libopenblas-dev";
+  if (!package) return "";
+  return std::string("not built: ") + package +
+         " was not installed when sparseflow was configured (install it and reconfigure)";
+}
+
 std::unique_ptr<SparsePeer> makeEigenPeer(const SparseProblem& p, std::string* why) {
+#if SPARSEFLOW_HAVE_EIGEN
   if (p.op == SparseOp::kSddmm) {
     if (why) *why = "Eigen has no SDDMM";
     return nullptr;
   }
   return std::make_unique<EigenPeer>(p);
+#else
+  return notBuilt("eigen", why);
+#endif
 }
 
 std::unique_ptr<SparsePeer> makeGraphBlasPeer(const SparseProblem& p, std::string* why) {
+#if SPARSEFLOW_HAVE_GRAPHBLAS
   try {
     return std::make_unique<GraphBlasPeer>(p);
   } catch (const std::exception& e) {
     if (why) *why = e.what();
     return nullptr;
   }
+#else
+  return notBuilt("graphblas", why);
+#endif
 }
 
 }  // namespace sparseflow::bench

@@ -1,5 +1,7 @@
-// Sparse peers in the same process: Eigen (SparseMatrix<float, RowMajor>) and
-// SuiteSparse:GraphBLAS (GrB_mxv / GrB_mxm, plus-times over FP32) on SpMV, SpMM, SDDMM, SpGEMM.
+// Peers in the same process on SpMV, SpMM, SDDMM, SpGEMM: Eigen (SparseMatrix<float, RowMajor>),
+// SuiteSparse:GraphBLAS (GrB_mxv / GrB_mxm, plus-times over FP32) and dense OpenBLAS (sgemv/sgemm
+// on A stored dense). Each is compiled in only where its library was found when sparseflow was
+// configured; otherwise its factory says so.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,9 @@
 namespace sparseflow::bench {
 
 enum class SparseOp { kSpmv, kSpmm, kSddmm, kSpgemm };
+
+/// Dense arrays (SpGEMM's dense output, the dense peers' copy of A) larger than this are skipped.
+constexpr double kDenseLimitBytes = 256e6;
 
 /// One case's operands, f32 in memory; the peer copies them into its own structures once.
 struct SparseProblem {
@@ -41,8 +46,15 @@ class SparsePeer {
 /// Eigen: sparse × dense vector/matrix (OpenMP-parallel over rows), sparse × sparse (one thread).
 /// Null with `why` for SDDMM, which Eigen has no operation for.
 std::unique_ptr<SparsePeer> makeEigenPeer(const SparseProblem& p, std::string* why);
+/// Dense OpenBLAS on A stored dense: sgemv (SpMV), sgemm (SpMM, SpGEMM as A·A), SDDMM as the full
+/// X·Zᵀ by sgemm times M elementwise. Null with `why` when dense A would pass 256 MB.
+std::unique_ptr<SparsePeer> makeDensePeer(const SparseProblem& p, std::string* why);
 /// GraphBLAS with GxB_NTHREADS = p.threads: mxv, mxm with a full B, C<M,struct> = X·Zᵀ by the dot
 /// method followed by C = C .* M, and mxm of two sparse matrices.
 std::unique_ptr<SparsePeer> makeGraphBlasPeer(const SparseProblem& p, std::string* why);
+
+/// Empty when the in-process peer ("dense", "eigen", "graphblas") is compiled in; else why not,
+/// naming the Debian package that was missing when sparseflow was configured.
+std::string peerNotBuilt(const std::string& peer);
 
 }  // namespace sparseflow::bench

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   sparseflow::tools::addSurveyCommand(app, action);
   sparseflow::tools::addRunCommand(app, action);
   sparseflow::tools::addCompileCommand(app, action);
+  sparseflow::tools::addBenchmarkCommand(app, action);
   sparseflow::tools::addAuditCommand(app, action);
   try {
     app.parse(argc, argv);
