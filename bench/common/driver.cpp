@@ -27,8 +27,18 @@ double timeMedian(const std::function<void()>& fn, const TimingOptions& options)
   const auto start = Clock::now();
   while (samples.size() < 50) {
     const auto t0 = Clock::now();
-    for (int b = 0; b < batch; ++b) fn();
-    samples.push_back(seconds(t0) / batch);
+    // Calls that turn slower than the calibration said (on a busy machine a parallel region can
+    // wait milliseconds for a core) end the batch early, so one sample never runs for seconds.
+    const int chunk = std::max(1, batch / 8);
+    int done = 0;
+    while (done < batch) {
+      for (int b = 0; b < chunk && done < batch; ++b, ++done) fn();
+      if (done < batch && options.batchBelow > 0 && seconds(t0) > 4 * options.batchBelow) {
+        batch = std::max(1, done / 4);
+        break;
+      }
+    }
+    samples.push_back(seconds(t0) / done);
     if (static_cast<int>(samples.size()) >= options.reps && seconds(start) >= options.minSeconds) {
       break;
     }

@@ -23,9 +23,15 @@ def median_time(call, reps, batch_seconds, budget_seconds=float("inf"), inspect=
     while len(times) < reps:
         gc.collect()
         start = time.perf_counter()
-        for _ in range(batch):
-            out = call()
-        times.append((time.perf_counter() - start) / batch)
+        done = 0
+        while done < batch:  # calls slower than calibrated (a busy machine) end the batch early
+            for _ in range(max(1, batch // 8)):
+                out = call()
+                done += 1
+            if done < batch and time.perf_counter() - start > 4 * batch_seconds:
+                batch = max(1, done // 4)
+                break
+        times.append((time.perf_counter() - start) / done)
         del out
         if len(times) >= 3 and sum(times) * batch > budget_seconds:
             break
