@@ -3,12 +3,14 @@
 // the impact report of every tensor; written atomically to a file, a directory or a checkpoint.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include "sparseflow/build.h"
 #include "sparseflow/checkpoint.h"
@@ -62,9 +64,15 @@ OutputKind outputKind(const std::string& output) {
                   ".mtx, .npy, .tns, .smtx, or a directory)");
 }
 
+/// "N:M": digits, a colon, digits (and nothing else).
 bool isNMText(const std::string& format) {
-  static const std::regex kNM("[0-9]+:[0-9]+");
-  return std::regex_match(format, kNM);
+  const size_t colon = format.find(':');
+  const auto digits = [](std::string_view s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return colon != std::string::npos && digits(std::string_view(format).substr(0, colon)) &&
+         digits(std::string_view(format).substr(colon + 1));
 }
 
 /// The smallest exact format of a matrix among dense, csr, bsr:4x4, ell and (when the matrix fits
