@@ -1,18 +1,14 @@
 // .safetensors header parsing with every check of the reference implementation, and the writer.
 #include "io/safetensors.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <set>
 
 #include "support/check.h"
+#include "support/mapped_file.h"
 
 namespace sparseflow::io {
 namespace {
@@ -319,16 +315,6 @@ std::vector<size_t> layoutOrder(const std::vector<SafetensorsOutArray>& arrays) 
   return order;
 }
 
-bool writeAll(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), std::min<size_t>(bytes.size(), size_t{1} << 30));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string formatSafetensors(const std::vector<SafetensorsOutArray>& arrays,
@@ -344,27 +330,10 @@ void writeSafetensors(const std::string& path, const std::vector<SafetensorsOutA
   SF_CHECK_CODE(!path.empty(), ErrorCode::kIoError) << "cannot write a file with an empty path";
   const std::vector<size_t> order = layoutOrder(arrays);
   const std::string header = formatHeader(arrays, order, metadata);
-  // A temporary file beside the target, renamed over it once complete and synced.
-  std::random_device entropy;
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(entropy());
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  SF_CHECK_CODE(fd >= 0, ErrorCode::kIoError)
-      << "cannot write '" << path << "': " << std::strerror(errno);
-  bool ok = writeAll(fd, header);
-  for (size_t i = 0; ok && i < order.size(); ++i) ok = writeAll(fd, arrays[order[i]].bytes);
-  int err = ok ? 0 : (errno != 0 ? errno : EIO);
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-  if (err != 0) {
-    ::unlink(tmp.c_str());
-    SF_FAIL(kIoError) << "cannot write '" << path << "': " << std::strerror(err);
-  }
+  // Header then arrays, through one temporary file renamed over `path` once complete and synced.
+  std::vector<std::string_view> pieces{header};
+  for (size_t i : order) pieces.push_back(arrays[i].bytes);
+  support::writeFileAtomically(path, pieces);
 }
 
 }  // namespace sparseflow::io

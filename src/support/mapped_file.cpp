@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -120,6 +121,10 @@ void MappedFile::release() noexcept {
 }
 
 void writeFileAtomically(const std::string& path, std::string_view bytes) {
+  writeFileAtomically(path, std::vector<std::string_view>{bytes});
+}
+
+void writeFileAtomically(const std::string& path, const std::vector<std::string_view>& pieces) {
   SF_CHECK_CODE(!path.empty(), ErrorCode::kIoError) << "cannot write a file with an empty path";
   // open(O_CREAT | O_EXCL, 0666) applies the umask like any new file (mkstemp would force 0600).
   std::random_device entropy;
@@ -135,16 +140,19 @@ void writeFileAtomically(const std::string& path, std::string_view bytes) {
     SF_FAIL(kIoError) << "cannot write '" << path << "': " << systemReason(err);
   }
   int err = 0;
-  const char* p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0 && err == 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno != EINTR) err = errno;
-      continue;
+  for (size_t k = 0; k < pieces.size() && err == 0; ++k) {
+    const char* p = pieces[k].data();
+    size_t left = pieces[k].size();
+    while (left > 0 && err == 0) {
+      ssize_t n = ::write(fd, p, std::min<size_t>(left, size_t{1} << 30));
+      if (n < 0) {
+        if (errno != EINTR) err = errno;
+        continue;
+      }
+      if (n == 0) err = EIO;
+      p += n;
+      left -= static_cast<size_t>(n);
     }
-    p += n;
-    left -= static_cast<size_t>(n);
   }
   // Without fsync a crash after the rename could leave an empty file under the final name.
   if (err == 0 && ::fsync(fd) != 0) err = errno;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sparseflow::support {
 
@@ -41,5 +42,8 @@ class MappedFile {
 /// a partial write: the bytes go to a temporary file in the same directory, which is then renamed
 /// over `path`. Throws Error(kIoError) naming the path; the temporary file is removed on failure.
 void writeFileAtomically(const std::string& path, std::string_view bytes);
+/// The same for a file made of several pieces written one after the other (no copy into one
+/// buffer first: a checkpoint's header, then its arrays).
+void writeFileAtomically(const std::string& path, const std::vector<std::string_view>& pieces);
 
 }  // namespace sparseflow::support
