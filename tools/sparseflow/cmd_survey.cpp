@@ -45,7 +45,8 @@ int runSurvey(const SurveyArgs& args) {
       throw sparseflow::Error(ErrorCode::kIoError, dir + ": no such file or directory");
     }
     for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-      if (entry.is_regular_file() && looksLikeMatrixFile(entry.path())) files.push_back(entry.path());
+      if (entry.is_regular_file() && looksLikeMatrixFile(entry.path()))
+        files.push_back(entry.path());
     }
   }
   std::sort(files.begin(), files.end());
