@@ -5,7 +5,8 @@
 // bandwidth, the ratio to the best peer per case and the geometric mean per kernel.
 //
 //   build-bench/bin/bench_compiler [--limits=FILE] [--rows=FILE] [--python=.venv/bin/python]
-//       [--matrices=a.mtx,b.smtx | --all] [--kernels=spmv,spmm32,spmm128,sddmm32,spgemm] [--reps=5]
+//       [--matrices=a.mtx,b.smtx | --all] [--synthetic=banded:ROWS:PER_ROW[:BAND]]...
+//       [--kernels=spmv,spmm32,spmm128,sddmm32,spgemm] [--reps=5]
 //       [--data=DIR] [--peer-script=bench/peers/sparse_peers.py]
 // Threads: OMP_NUM_THREADS (ours, Eigen, GraphBLAS, torch); scipy runs on one. docs/compiler.md.
 // The cases (kernels, operands, checks, peers) are common/kernel_case, which `sparseflow
@@ -54,6 +55,9 @@ struct Options {
   std::string peerScript = SPARSEFLOW_BENCH_DIR "/peers/sparse_peers.py";
   std::string dataDir = SPARSEFLOW_DATA_DIR;
   std::vector<std::string> matrices;  ///< empty: the default selection (or all with --all)
+  /// --synthetic=banded:ROWS:PER_ROW[:BAND] (repeatable): generated matrices, run alone unless
+  /// --matrices or --all also names files.
+  std::vector<std::string> synthetic;
   bool all = false;
   std::vector<KernelSpec> kernels = defaultKernels();
   int reps = 5;
@@ -83,6 +87,9 @@ Options parseOptions(int argc, char** argv) {
       o.matrices = splitList(value);
     } else if (key == "--all") {
       o.all = true;
+    } else if (key == "--synthetic") {
+      o.synthetic.push_back(value);
+      continue;  // the reproducers name their own input
     } else if (key == "--kernels") {
       o.kernels.clear();
       for (const std::string& name : splitList(value)) {
@@ -118,6 +125,13 @@ struct MatrixRun {
   std::map<std::string, Kernel>& compiled;
   std::vector<std::string>& failures;
 };
+
+/// The flag that names this matrix again: its file, or its synthetic spec.
+std::string inputFlag(const Matrix& m) {
+  const std::string prefix = "synthetic ";
+  return m.path.rfind(prefix, 0) == 0 ? "--synthetic=" + m.path.substr(prefix.size())
+                                      : "--matrices=" + m.path;
+}
 
 std::string reproducer(const MatrixRun& r, const std::string& kernels, const std::string& what) {
   std::string line = "OMP_NUM_THREADS=" + std::to_string(r.threads) + " " + shellQuote(r.program);
@@ -204,7 +218,7 @@ std::optional<ResultRow> runCase(const MatrixRun& r, const KernelSpec& k, const 
     }
   }
   for (const std::string& a : absent) row.note += " " + a + ";";
-  row.reproducer = reproducer(r, k.id(), shellQuote("--matrices=" + m.path));
+  row.reproducer = reproducer(r, k.id(), shellQuote(inputFlag(m)));
   std::cerr << row.name << ": " << formatSeconds(row.seconds) << ", best peer " << row.peer << " "
             << formatSeconds(row.peerSeconds) << " -> " << fmt("%.2fx", row.ratio()) << ", "
             << fmt("%.0f%% of limit", 100 * row.fractionOfLimit()) << "\n";
@@ -261,10 +275,10 @@ ResultRow summaryRow(const MatrixRun& r, const KernelSpec& k, const std::vector<
   }
   std::string list;
   for (const std::string& path : r.o.matrices) list += (list.empty() ? "" : ",") + path;
-  s.reproducer = reproducer(r, k.id(),
-                            !list.empty() ? shellQuote("--matrices=" + list)
-                            : r.o.all     ? "--all"
-                                          : "");
+  std::string inputs = !list.empty() ? shellQuote("--matrices=" + list) : r.o.all ? "--all" : "";
+  for (const std::string& spec : r.o.synthetic)
+    inputs += (inputs.empty() ? "" : " ") + shellQuote("--synthetic=" + spec);
+  s.reproducer = reproducer(r, k.id(), inputs);
   return s;
 }
 
@@ -277,7 +291,7 @@ int run(int argc, char** argv) {
 
   const std::vector<MatrixFile> files = listMatrixFiles(o.dataDir);
   std::vector<std::string> paths = o.matrices;
-  if (paths.empty()) {
+  if (paths.empty() && (o.synthetic.empty() || o.all)) {
     for (const MatrixFile& f : o.all ? files : defaultSelection(files)) paths.push_back(f.path);
   }
   // Labels unique among every bundled matrix, so a case keeps its name whatever else runs.
@@ -327,12 +341,14 @@ int run(int argc, char** argv) {
   std::vector<ResultRow> rows;
   std::vector<double> llcFractions;
   int64_t largest = 0;
-  for (size_t i = 0; i < paths.size(); ++i) {
+  for (size_t i = 0; i < paths.size() + o.synthetic.size(); ++i) {
     Matrix m;
+    const bool generated = i >= paths.size();
+    const std::string& source = generated ? o.synthetic[i - paths.size()] : paths[i];
     try {
-      m = loadMatrix(paths[i], labels[i]);
+      m = generated ? syntheticMatrix(source) : loadMatrix(source, labels[i]);
     } catch (const std::exception& e) {  // not a matrix the benchmark can use: say so, go on
-      std::cerr << "skipping " << paths[i] << ": " << e.what() << "\n";
+      std::cerr << "skipping " << source << ": " << e.what() << "\n";
       continue;
     }
     std::cerr << "== " << m.label << " (" << m.path << "): " << m.csr.summary() << "\n";

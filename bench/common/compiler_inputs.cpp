@@ -3,6 +3,7 @@
 #include "common/compiler_inputs.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -196,6 +197,74 @@ Matrix loadMatrix(const std::string& path, const std::string& label) {
   m.rows = m.csr.shape()[0];
   m.cols = m.csr.shape()[1];
   m.nnz = m.csr.numStored();
+  m.pos = m.csr.level(1).pos.as<int32_t>();
+  m.crd = m.csr.level(1).crd.as<int32_t>();
+  m.vals = m.csr.values().as<float>();
+  return m;
+}
+
+Matrix syntheticMatrix(const std::string& spec) {
+  std::vector<int64_t> numbers;
+  std::string rest = spec;
+  if (rest.rfind("banded:", 0) != 0) {
+    throw std::runtime_error("--synthetic=" + spec + ": expected banded:ROWS:PER_ROW[:BAND]");
+  }
+  rest = rest.substr(7);
+  for (size_t at = 0; at <= rest.size();) {
+    const size_t end = std::min(rest.find(':', at), rest.size());
+    try {
+      numbers.push_back(std::stoll(rest.substr(at, end - at)));
+    } catch (const std::exception&) {
+      throw std::runtime_error("--synthetic=" + spec + ": '" + rest.substr(at, end - at) +
+                               "' is not a number");
+    }
+    at = end + 1;
+  }
+  if (numbers.size() < 2 || numbers.size() > 3) {
+    throw std::runtime_error("--synthetic=" + spec + ": expected banded:ROWS:PER_ROW[:BAND]");
+  }
+  const int64_t rows = numbers[0], perRow = numbers[1];
+  const int64_t band = numbers.size() == 3 ? numbers[2] : 4096;
+  if (rows <= 0 || perRow <= 0 || band < perRow || rows * perRow >= INT32_MAX || perRow > rows) {
+    throw std::runtime_error("--synthetic=" + spec +
+                             ": need 0 < PER_ROW <= BAND, PER_ROW <= ROWS and ROWS x PER_ROW "
+                             "below 2^31 (int32 positions)");
+  }
+  const int64_t nnz = rows * perRow;
+  Buffer pos = Buffer::zeros(DType::kI32, rows + 1);
+  Buffer crd = Buffer::zeros(DType::kI32, nnz);
+  Buffer vals = Buffer::zeros(DType::kF32, nnz);
+  auto* p = pos.as<int32_t>();
+  auto* c = crd.as<int32_t>();
+  std::mt19937_64 rng(20241125);
+  std::vector<int32_t> row;
+  for (int64_t i = 0; i < rows; ++i) {
+    p[i] = static_cast<int32_t>(i * perRow);
+    const int64_t lo = std::clamp<int64_t>(i - band / 2, 0, rows - band > 0 ? rows - band : 0);
+    const int64_t width = std::min(band, rows);
+    std::uniform_int_distribution<int64_t> column(lo, lo + width - 1);
+    row.clear();
+    while (static_cast<int64_t>(row.size()) < perRow) {
+      const auto j = static_cast<int32_t>(column(rng));
+      if (std::find(row.begin(), row.end(), j) == row.end()) row.push_back(j);
+    }
+    std::sort(row.begin(), row.end());
+    std::copy(row.begin(), row.end(), c + i * perRow);
+  }
+  p[rows] = static_cast<int32_t>(nnz);
+  const std::vector<float> values = randomValues(nnz, 7);
+  std::copy(values.begin(), values.end(), vals.as<float>());
+  std::vector<LevelStorage> levels(2);
+  levels[1].pos = std::move(pos);
+  levels[1].crd = std::move(crd);
+  Matrix m;
+  m.path = "synthetic " + spec;
+  m.label = "synthetic_banded_" + std::to_string(rows) + "x" + std::to_string(perRow) + "_band" +
+            std::to_string(band);
+  m.csr = Tensor({rows, rows}, DType::kF32, Format::parse("csr", 2), std::move(levels),
+                 std::move(vals));
+  m.rows = m.cols = rows;
+  m.nnz = nnz;
   m.pos = m.csr.level(1).pos.as<int32_t>();
   m.crd = m.csr.level(1).crd.as<int32_t>();
   m.vals = m.csr.values().as<float>();

@@ -52,6 +52,12 @@ struct Matrix {
 
 Matrix loadMatrix(const std::string& path, const std::string& label);
 
+/// A synthetic square matrix for sizes no bundled file reaches (SpMV past the last-level cache):
+/// `rows` rows of `perRow` entries each at distinct random columns within `band` of the diagonal
+/// (a banded, FEM-like locality), seeded uniform values. The spec text is
+/// `banded:ROWS:PER_ROW[:BAND]` (BAND defaults to 4096); its label names the numbers.
+Matrix syntheticMatrix(const std::string& spec);
+
 /// `count` floats uniform in [-1, 1) from `seed`.
 std::vector<float> randomValues(int64_t count, uint64_t seed);
 /// A dense row-major f32 tensor viewing `data` (no copy; `data` must outlive it).

@@ -161,6 +161,11 @@ struct LoopAnnotations {
   /// Set by lowering: different iterations write different output elements (the loop walks an
   /// output index without repeats), so running them in parallel cannot race.
   bool disjointWrites = false;
+  /// Set by precompute(): the loop's updates of an output go to this zeroed workspace (one per
+  /// thread when the loop runs in parallel), added into the output after the loop.
+  std::string workspace;
+  /// The loop runs under `#pragma omp critical` (one thread at a time): a workspace's combine.
+  bool critical = false;
   bool operator==(const LoopAnnotations&) const = default;
 };
 

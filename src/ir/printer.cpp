@@ -48,6 +48,8 @@ class Printer : public ExprWriter {
     if (n.notes.unroll > 0) out << "(" << n.notes.unroll << ")";
     if (!n.notes.reduction.empty()) out << " reduce(" << n.notes.reduction << ")";
     if (n.notes.atomicStores) out << " atomic";
+    if (!n.notes.workspace.empty()) out << " into(" << n.notes.workspace << ")";
+    if (n.notes.critical) out << " critical";
     if (!n.notes.label.empty() && "v_" + n.notes.label != n.var) out << "  # " << n.notes.label;
     out << ":\n";
     nested(n.body);

@@ -58,6 +58,28 @@ void collectRanks(const expr::Expr& e, std::map<std::string, size_t>& ranks) {
 
 }  // namespace
 
+namespace {
+
+/// The output as precompute() may take it: its values array and element count, when it is dense
+/// (no index arrays of its own or shared with an input).
+std::vector<schedule::DenseOutput> denseOutputOf(const lower::LoweredKernel& lowered,
+                                                 const std::vector<std::string>& indices) {
+  const ir::Array* values = nullptr;
+  for (const lower::ArrayBinding& b : lowered.arrays) {
+    if (b.tensor != 0) continue;
+    if (b.kind != lower::ArrayBinding::Kind::kValues) return {};
+    values = &b.array;
+  }
+  if (values == nullptr || !lowered.outputPatternFrom.empty() || lowered.assembledLevel >= 0)
+    return {};
+  ir::Expr size = ir::intImm(1);
+  for (const std::string& index : indices)
+    size = ir::mul(size, ir::var(lower::extentName(index), ir::ScalarType::kI64));
+  return {{lowered.tensors.at(0).name, *values, size}};
+}
+
+}  // namespace
+
 Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
   auto impl = std::make_shared<Impl>();
   impl->text = text;
@@ -113,9 +135,11 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
   SF_CHECK_CODE(impl->lowered.assembledLevel < 0 || !sched.hasParallel(), ErrorCode::kNotSupported)
       << "output " << checked.output << " is assembled row by row (per-thread workspaces over the "
       << "default parallel row loop): a schedule may not choose other parallel loops for it";
-  impl->lowered.body = schedule::applySchedule(impl->lowered.body, sched);
+  const std::vector<schedule::DenseOutput> denseOutputs =
+      denseOutputOf(impl->lowered, impl->statement.lhs.indices);
+  impl->lowered.body = schedule::applySchedule(impl->lowered.body, sched, denseOutputs);
   if (impl->lowered.symbolic)
-    impl->lowered.symbolic = schedule::applySchedule(impl->lowered.symbolic, sched);
+    impl->lowered.symbolic = schedule::applySchedule(impl->lowered.symbolic, sched, denseOutputs);
   impl->checked = checked;
   impl->formats = lowerOptions.formats;
   impl->ir = impl->lowered.symbolic
@@ -139,7 +163,7 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
   // The C++ gets the default extent versioning (constant widths the compiler unrolls); the loop
   // IR users schedule and print stays the generic one.
   lower::LoweredKernel versioned = impl->lowered;
-  versioned.body = schedule::specializeExtents(versioned.body);
+  versioned.body = schedule::specializeExtents(schedule::splitAccumulators(versioned.body));
   if (versioned.symbolic) versioned.symbolic = schedule::specializeExtents(versioned.symbolic);
   impl->source = codegen::emitCpp(versioned);
   jit::CompilerOptions jitOptions = jit::defaultCompilerOptions();

@@ -1,7 +1,9 @@
 // parallel(i) / parallel(i, atomic): OpenMP over loop i. Legal when iterations write disjoint
 // output elements; a loop that only adds into an accumulator declared outside it gets a
-// privatized OpenMP reduction; other shared updates race: refused unless `atomic` is asked for.
+// privatized OpenMP reduction, and one whose updates precompute() sent to a workspace writes its
+// thread's own copy; other shared updates race: refused unless `atomic` is asked for.
 #include <set>
+#include <utility>
 
 #include "ir/visitor.h"
 #include "schedule/primitives.h"
@@ -12,8 +14,10 @@ namespace {
 
 /// What the loop body writes: stores, and assignments to variables it does not declare.
 struct Writes : ir::Visitor {
-  std::set<std::string> declared, assigned;
-  int stores = 0, maxStores = 0, loops = 0, parallelLoops = 0;
+  explicit Writes(std::string ws) : workspace(std::move(ws)) {}
+  std::string workspace;  ///< the loop's own per-thread workspace (precompute): private stores
+  std::set<std::string> declared, assigned, local;  ///< local: arrays allocated in the body
+  int stores = 0, maxStores = 0, loops = 0, parallelLoops = 0, critical = 0;
   void visitLet(const ir::Let& n) override {
     declared.insert(n.var);
     ir::Visitor::visitLet(n);
@@ -23,14 +27,25 @@ struct Writes : ir::Visitor {
     ir::Visitor::visitAssign(n);
   }
   void visitStore(const ir::Store& n) override {
-    ++stores;
-    if (n.op == ir::UpdateOp::kMax) ++maxStores;
+    // Stores into the loop's workspace or an array allocated in its body are private to the
+    // thread; those under `omp critical` (an inner precompute's combine) run one thread at a
+    // time: none of them races.
+    if (n.array.name != workspace && !local.count(n.array.name) && critical == 0) {
+      ++stores;
+      if (n.op == ir::UpdateOp::kMax) ++maxStores;
+    }
     ir::Visitor::visitStore(n);
+  }
+  void visitAllocate(const ir::Allocate& n) override {
+    local.insert(n.array.name);  // one per iteration (or per thread): never shared
+    ir::Visitor::visitAllocate(n);
   }
   void visitFor(const ir::For& n) override {
     ++loops;
     if (n.loopKind == ir::LoopKind::kParallel) ++parallelLoops;
+    critical += n.notes.critical ? 1 : 0;
     ir::Visitor::visitFor(n);
+    critical -= n.notes.critical ? 1 : 0;
   }
 };
 
@@ -39,7 +54,7 @@ struct Writes : ir::Visitor {
 ir::Stmt applyParallel(const ir::Stmt& s, const Directive& d) {
   const std::string& label = d.loops.at(0);
   return rewriteLoops(s, d, label, [&](const ir::For& f, bool insideParallel) {
-    Writes w;
+    Writes w(f.notes.workspace);
     w.visit(f.body);
     SF_USER_CHECK(!insideParallel && w.parallelLoops == 0)
         << d.toString() << ": loop " << label
@@ -47,7 +62,8 @@ ir::Stmt applyParallel(const ir::Stmt& s, const Directive& d) {
     SF_USER_CHECK(f.loopKind == ir::LoopKind::kSerial || f.loopKind == ir::LoopKind::kParallel)
         << d.toString() << ": loop " << label << " is already " << ir::loopKindName(f.loopKind);
     ir::LoopAnnotations notes = f.notes;
-    if (!f.notes.disjointWrites || !w.assigned.empty()) {
+    const bool privateWrites = w.stores == 0;  // every store goes to the thread's own arrays
+    if ((!f.notes.disjointWrites && !privateWrites) || !w.assigned.empty()) {
       SF_USER_CHECK(w.assigned.size() <= 1)
           << d.toString() << ": iterations update several shared scalars";
       if (w.assigned.size() == 1 && w.stores == 0) {

@@ -22,7 +22,7 @@ const std::map<std::string, Arity>& grammar() {
       {"parallel", {Primitive::kParallel, 1, 2, false}},
       {"vectorize", {Primitive::kVectorize, 1, 1, false}},
       {"unroll", {Primitive::kUnroll, 1, 1, true}},
-      {"precompute", {Primitive::kPrecompute, 1, 16, false}},
+      {"precompute", {Primitive::kPrecompute, 2, 2, false}},
       {"bind", {Primitive::kBind, 2, 2, false}},
       {"sparse_reorder", {Primitive::kSparseReorder, 3, 17, false}},
       {"sparse_fuse", {Primitive::kSparseFuse, 3, 17, false}},
@@ -158,7 +158,7 @@ class Parser {
       case Primitive::kParallel: s.parallel(d.loops[0], d.atomic); break;
       case Primitive::kVectorize: s.vectorize(d.loops[0]); break;
       case Primitive::kUnroll: s.unroll(d.loops[0], d.factor); break;
-      case Primitive::kPrecompute:
+      case Primitive::kPrecompute: s.precompute(d.loops[0], d.loops[1]); break;
       case Primitive::kBind: s.addRaw(d); break;
       case Primitive::kSparseReorder:
         s.sparseReorder(d.loops[0], std::vector<std::string>(d.loops.begin() + 1, d.loops.end()));

@@ -15,6 +15,8 @@ ir::Stmt applyFuse(const ir::Stmt& s, const Directive& d);
 ir::Stmt applyParallel(const ir::Stmt& s, const Directive& d);
 ir::Stmt applyVectorize(const ir::Stmt& s, const Directive& d);
 ir::Stmt applyUnroll(const ir::Stmt& s, const Directive& d);
+ir::Stmt applyPrecompute(const ir::Stmt& s, const Directive& d,
+                         const std::vector<DenseOutput>& outputs);
 
 /// Rewrites every loop labelled `label` with `rewrite` (given the loop and whether it is nested
 /// inside a parallel loop). Throws kInvalidArgument naming the directive and the loops that exist

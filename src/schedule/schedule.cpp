@@ -70,6 +70,11 @@ Schedule& Schedule::unroll(const std::string& loop, int64_t factor) {
   return *this;
 }
 
+Schedule& Schedule::precompute(const std::string& tensor, const std::string& loop) {
+  directives_.push_back({Primitive::kPrecompute, {tensor, loop}});
+  return *this;
+}
+
 Schedule& Schedule::sparseReorder(const std::string& tensor, std::vector<std::string> indices) {
   indices.insert(indices.begin(), tensor);
   directives_.push_back({Primitive::kSparseReorder, std::move(indices)});
@@ -125,7 +130,8 @@ bool Schedule::hasParallel() const {
   return false;
 }
 
-ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule) {
+ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule,
+                       const std::vector<DenseOutput>& outputs) {
   ir::Stmt s = body;
   for (const Directive& d : schedule.directives()) {
     switch (d.primitive) {
@@ -137,11 +143,7 @@ ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule) {
       case Primitive::kParallel: s = applyParallel(s, d); break;
       case Primitive::kVectorize: s = applyVectorize(s, d); break;
       case Primitive::kUnroll: s = applyUnroll(s, d); break;
-      case Primitive::kPrecompute:
-        SF_FAIL(kNotSupported)
-            << d.toString()
-            << ": precompute into a workspace is not implemented yet (the lowering "
-               "already precomputes reductions under non-linear functions)";
+      case Primitive::kPrecompute: s = applyPrecompute(s, d, outputs); break;
       case Primitive::kBind:
         SF_FAIL(kNotSupported) << d.toString()
                                << ": bind() maps loops to GPU threads; the CUDA backend "

@@ -18,7 +18,7 @@ enum class Primitive {
   kParallel,    ///< parallel(i) / parallel(i, atomic): OpenMP over i
   kVectorize,   ///< vectorize(j): SIMD over the innermost loop j
   kUnroll,      ///< unroll(j, 4)
-  kPrecompute,  ///< precompute(expr, workspace): not yet
+  kPrecompute,  ///< precompute(y, i): loop i adds into a workspace, added into y after it
   kBind,        ///< bind(i, blockIdx.x): GPU only
   /// sparse_reorder(A, j, i): iterate sparse input A's levels in this index order (SparseTIR's
   /// stage-I sparse reorder), served by a copy of A in that level order; honoured by lowering.
@@ -55,9 +55,12 @@ class Schedule {
   Schedule& parallel(const std::string& loop, bool atomic = false);
   Schedule& vectorize(const std::string& loop);
   Schedule& unroll(const std::string& loop, int64_t factor);
+  /// Loop `loop` adds into a zeroed workspace shaped like dense output `tensor`, which is added
+  /// into it after the loop; with parallel(loop) each thread has its own (a privatized reduction).
+  Schedule& precompute(const std::string& tensor, const std::string& loop);
   /// Reads sparse input `tensor` through a copy whose levels follow `indices` (csr as csc...).
   Schedule& sparseReorder(const std::string& tensor, std::vector<std::string> indices);
-  /// Adds a directive as parsed (primitives without a builder yet: precompute, bind).
+  /// Adds a directive as parsed (primitives without a builder yet: bind).
   Schedule& addRaw(Directive d);
 
   /// The loop order reorder() asks for (empty: the default order).
@@ -74,14 +77,28 @@ class Schedule {
   std::vector<Directive> directives_;
 };
 
+/// A dense output of the lowered kernel, which precompute() may send through a workspace: its
+/// values array and number of elements.
+struct DenseOutput {
+  std::string tensor;
+  ir::Array values;
+  ir::Expr size;
+};
+
 /// Applies every directive but reorder (which lowering honours) to the loop IR, in order. Each
 /// checks legality and throws kInvalidArgument naming the directive, e.g. "parallel(k) would
 /// race: ...", or kNotSupported for primitives not implemented for this backend.
-ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule);
+ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule,
+                       const std::vector<DenseOutput>& outputs = {});
 
 /// Part of the default schedule, applied after the user's: when the innermost dense loops all run
 /// to one runtime extent n_x, the body is versioned for n_x = 16, 32, 64 and 128 (constants the
 /// compiler unrolls) with the generic body for other extents.
 ir::Stmt specializeExtents(const ir::Stmt& body);
+
+/// Part of the default schedule, applied to the generated C++: a serial loop whose body only adds
+/// into one scalar accumulator (a row sum over a compressed level) runs as `ways` interleaved
+/// partial sums, added at the end, so the entries no longer wait on one chain of additions.
+ir::Stmt splitAccumulators(const ir::Stmt& body, int ways = 4);
 
 }  // namespace sparseflow::schedule

@@ -19,8 +19,10 @@ class InnermostExtents : public Visitor {
     ++loops_;
     Visitor::visitFor(f);
     const bool innermost = loops_ == before + 1;
-    if (innermost && f.loopKind != LoopKind::kParallel && f.begin->kind == ExprKind::kIntImm &&
-        static_cast<const IntImm&>(*f.begin).value == 0 && f.end->kind == ExprKind::kVar) {
+    // A critical loop is precompute()'s combine, run once per thread: not worth versions.
+    if (innermost && f.loopKind != LoopKind::kParallel && !f.notes.critical &&
+        f.begin->kind == ExprKind::kIntImm && static_cast<const IntImm&>(*f.begin).value == 0 &&
+        f.end->kind == ExprKind::kVar) {
       const std::string& name = static_cast<const Var&>(*f.end).name;
       if (name.rfind("n_", 0) == 0 && std::find(found.begin(), found.end(), name) == found.end())
         found.push_back(name);

@@ -1,10 +1,11 @@
 // libFuzzer target: any schedule text parses or gives a parse error; what parses prints back to
-// the same text; applied to the loop IR of SpMM (csr) and of SDDMM it gives a scheduled IR or a
-// sparseflow::Error, never a crash.
+// the same text; applied to the loop IR of SpMM (csr) and of SDDMM (with the default schedule's
+// passes after it) it gives a scheduled IR or a sparseflow::Error, never a crash.
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "expr/expr.h"
 #include "lower/lower.h"
@@ -34,6 +35,11 @@ ir::Stmt lowered(const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ir::Stmt spmm = lowered("C(i,j) = A(i,k) * B(k,j)");
   static const ir::Stmt sddmm = lowered("Y(i,j) = M(i,j) * sum(k, X(i,k) * Z(j,k))");
+  // SpMM's output is dense (precompute may take it); SDDMM's shares M's pattern.
+  static const std::vector<schedule::DenseOutput> spmmOutput = {
+      {"C",
+       {"tC_vals", ir::ScalarType::kF32},
+       ir::mul(ir::var("n_i", ir::ScalarType::kI64), ir::var("n_j", ir::ScalarType::kI64))}};
   const std::string text(reinterpret_cast<const char*>(data), size);
   schedule::Schedule s;
   try {
@@ -47,7 +53,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (schedule::Schedule::parse(printed).toString() != printed) __builtin_trap();
   for (const ir::Stmt& body : {spmm, sddmm}) {
     try {
-      (void)ir::toString(schedule::applySchedule(body, s));
+      const ir::Stmt scheduled = schedule::applySchedule(
+          body, s, body == spmm ? spmmOutput : std::vector<schedule::DenseOutput>{});
+      (void)ir::toString(scheduled);
+      // The default schedule's C++-only passes run after the user's.
+      (void)ir::toString(schedule::specializeExtents(schedule::splitAccumulators(scheduled)));
     } catch (const Error&) {
       // A refused schedule: fine, as long as it is an Error.
     }

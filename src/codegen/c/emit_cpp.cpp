@@ -69,19 +69,42 @@ class CppEmitter : public ExprWriter {
     for (const Stmt& s : n.body) visit(s);
   }
   void visitFor(const For& n) override {
+    if (inRegion_ && n.loopKind != LoopKind::kParallel) {
+      // After the shared loop of a per-thread region (precompute's combine): only threads whose
+      // workspaces were allocated ran iterations, and only they have something to add.
+      line();
+      out << "if (sf_workspaces_ok) {\n";
+      ++indent;
+      emitFor(n);
+      --indent;
+      line();
+      out << "}\n";
+      return;
+    }
+    emitFor(n);
+  }
+  void emitFor(const For& n) {
     const std::string reduction =
         n.notes.reduction.empty() ? "" : reductionClause(n.body, n.notes.reduction);
     if (n.loopKind == LoopKind::kParallel) {
       line();
       // Inside a region opened by per-thread workspaces the threads exist already.
       out << (inRegion_ ? "#pragma omp for" : "#pragma omp parallel for")
-          << " schedule(dynamic, 16)" << reduction << "\n";
+          << " schedule(dynamic, sf_chunk(";
+      visit(n.end);
+      out << " - (";
+      visit(n.begin);
+      out << ")))" << reduction << "\n";
     } else if (n.loopKind == LoopKind::kVectorized) {
       line();
       out << "#pragma omp simd" << reduction << "\n";
     } else if (n.loopKind == LoopKind::kUnrolled) {
       line();
       out << "#pragma GCC unroll " << (n.notes.unroll > 0 ? n.notes.unroll : 4) << "\n";
+    }
+    if (n.notes.critical) {
+      line();
+      out << "#pragma omp critical\n";
     }
     line();
     out << "for (" << cppTypeName(n.varType) << " " << n.var << " = ";
@@ -219,11 +242,15 @@ class CppEmitter : public ExprWriter {
     out << ") + 1, sizeof(" << type << "));\n";
   }
 
-  /// True when a chain of per-thread Allocates ends in a parallel loop.
+  /// True when a chain of per-thread Allocates ends in a parallel loop (or a block that starts
+  /// with one: precompute's loop followed by the per-thread combine).
   static bool parallelLoopInside(const Allocate& n) {
     Stmt body = n.body;
     while (body->kind == StmtKind::kAllocate && static_cast<const Allocate&>(*body).perThread) {
       body = static_cast<const Allocate&>(*body).body;
+    }
+    if (body->kind == StmtKind::kBlock && !static_cast<const Block&>(*body).body.empty()) {
+      body = static_cast<const Block&>(*body).body.front();
     }
     return body->kind == StmtKind::kFor &&
            static_cast<const For&>(*body).loopKind == LoopKind::kParallel;

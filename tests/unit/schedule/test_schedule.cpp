@@ -186,13 +186,56 @@ TEST(SchedulePrimitives, FuseDenseLoopsOnly) {
             std::string::npos);
 }
 
-TEST(SchedulePrimitives, BindAndPrecomputeAreNotSupportedHere) {
+TEST(SchedulePrimitives, BindIsNotSupportedHere) {
   EXPECT_NE(
       errorOf(kSpmv, {{"A", "csr"}}, "bind(i, blockIdx.x)", ErrorCode::kNotSupported).find("CUDA"),
       std::string::npos);
-  EXPECT_NE(
-      errorOf(kSpmv, {{"A", "csr"}}, "precompute(i)", ErrorCode::kNotSupported).find("precompute"),
-      std::string::npos);
+}
+
+TEST(SchedulePrimitives, PrecomputePrivatizesTheScatteredSums) {
+  // Transposed SpMV: rows of A scatter into y, so parallel(i) alone races; through a per-thread
+  // workspace it does not, and the workspaces are added into y one thread at a time.
+  const char* transposed = "y(j) = A(i,j) * x(i)";
+  const std::string ir = irOf(transposed, {{"A", "csr"}}, "precompute(y, i); parallel(i)");
+  EXPECT_NE(ir.find("allocate ws_ty_vals: float[n_j] zeroed per thread:\n"
+                    "  for v_i in [0, n_i) parallel into(ws_ty_vals):"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("ws_ty_vals[p0_2_0] += (tA_vals[q0_0_1] * tx_vals[p0_1_0])"), std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("  for v_ws_ty_vals in [0, n_j) critical:\n"
+                    "    ty_vals[v_ws_ty_vals] += ws_ty_vals[v_ws_ty_vals]"),
+            std::string::npos)
+      << ir;
+  EXPECT_EQ(ir.find("atomic"), std::string::npos) << ir;
+  // Inside a split, the inner loop's workspace is per iteration of the parallel outer loop.
+  const std::string split =
+      irOf(transposed, {{"A", "csr"}}, "split(i, i0, i1, 64); precompute(y, i1); parallel(i0)");
+  EXPECT_LT(split.find("parallel:"), split.find("allocate ws_ty_vals"));
+  EXPECT_NE(split.find("for v_i1 in"), std::string::npos);
+  EXPECT_NE(split.find("into(ws_ty_vals)"), std::string::npos) << split;
+}
+
+TEST(SchedulePrimitives, PrecomputeRefusals) {
+  const char* transposed = "y(j) = A(i,j) * x(i)";
+  EXPECT_NE(errorOf(transposed, {{"A", "csr"}}, "precompute(x, i)").find("x is not a dense output"),
+            std::string::npos);
+  EXPECT_NE(errorOf(transposed, {{"A", "csr"}}, "precompute(y, q)").find("no loop named 'q'"),
+            std::string::npos);
+  EXPECT_NE(errorOf("y(i) = max(j, A(j,i))", {}, "precompute(y, j)").find("does not update y"),
+            std::string::npos);
+  // A sparse output (SDDMM shares M's pattern) has no dense shape to copy.
+  EXPECT_NE(errorOf("Y(i,j) = M(i,j) * sum(k, A(i,k) * B(j,k))", {{"M", "csr"}, {"Y", "csr"}},
+                    "precompute(Y, i)")
+                .find("output is sparse"),
+            std::string::npos);
+  // Twice on one loop.
+  EXPECT_NE(errorOf(transposed, {{"A", "csr"}}, "precompute(y, i); precompute(y, i)")
+                .find("already adds into workspace ws_ty_vals"),
+            std::string::npos);
+  EXPECT_NE(errorOf(transposed, {{"A", "csr"}}, "precompute(y)", ErrorCode::kParseError)
+                .find("precompute takes 2"),
+            std::string::npos);
 }
 
 TEST(SchedulePrimitives, UnknownLoopNamesTheLoops) {
