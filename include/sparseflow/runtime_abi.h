@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#define SF_KERNEL_ABI_VERSION 1
+#define SF_KERNEL_ABI_VERSION 2
 #define SF_MAX_LEVELS 8
 
 /* One tensor argument: its values and, per storage level, the arrays that level kind stores
@@ -19,10 +19,17 @@ typedef struct sf_tensor_arg {
   int64_t slots[SF_MAX_LEVELS]; /* fixed(k) levels: k, the slots per parent (ell's width) */
 } sf_tensor_arg;
 
+/* What an entry point returns (values stable, appended only). */
+#define SF_KERNEL_OK 0
+/* A scratch workspace could not be allocated: the output is incomplete. */
+#define SF_KERNEL_OUT_OF_MEMORY 1
+
 /* The entry point of a generated kernel: tensors (output first), the extent of each index
- * variable, and the scalar parameters, in the orders the kernel's description lists. */
-typedef void (*sf_kernel_entry)(const sf_tensor_arg* tensors, const int64_t* extents,
-                                const double* params);
+ * variable, and the scalar parameters, in the orders the kernel's description lists. Returns
+ * SF_KERNEL_OK or another SF_KERNEL_ status. (Version 1 returned nothing: a workspace that could
+ * not be allocated went unreported.) */
+typedef int32_t (*sf_kernel_entry)(const sf_tensor_arg* tensors, const int64_t* extents,
+                                   const double* params);
 
 #define SF_KERNEL_ENTRY_NAME "sf_kernel_main"
 /* Kernels that assemble a sparse output also export this first phase: it writes the number of

@@ -27,7 +27,8 @@ int64_t prefixSum(Buffer& pos, const std::string& output) {
 }  // namespace
 
 Tensor runAssembling(const lower::LoweredKernel& lowered, const BoundInputs& bound,
-                     sf_kernel_entry symbolic, sf_kernel_entry numeric) {
+                     sf_kernel_entry symbolic, sf_kernel_entry numeric,
+                     const std::string& kernelText) {
   const lower::TensorArg& out = lowered.tensors[0];
   const Format& format = out.format;
   const int32_t level = lowered.assembledLevel;
@@ -45,7 +46,7 @@ Tensor runAssembling(const lower::LoweredKernel& lowered, const BoundInputs& bou
   {
     Tensor counting(bound.outputShape, valueType, format, levels, Buffer::zeros(valueType, 0));
     const std::vector<sf_tensor_arg> args = tensorArgs(lowered, bound, counting);
-    symbolic(args.data(), bound.extents.data(), bound.params.data());
+    callEntry(symbolic, args, bound, kernelText);
   }
   Buffer& pos = levels[static_cast<size_t>(level)].pos;
   const int64_t entries = posType == DType::kI64 ? prefixSum<int64_t>(pos, out.name)
@@ -54,7 +55,7 @@ Tensor runAssembling(const lower::LoweredKernel& lowered, const BoundInputs& bou
   Tensor result(bound.outputShape, valueType, format, std::move(levels),
                 Buffer::zeros(valueType, entries));
   const std::vector<sf_tensor_arg> args = tensorArgs(lowered, bound, result);
-  numeric(args.data(), bound.extents.data(), bound.params.data());
+  callEntry(numeric, args, bound, kernelText);
   return result;
 }
 

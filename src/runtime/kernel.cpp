@@ -194,10 +194,11 @@ Tensor Kernel::run(const std::map<std::string, const Tensor*>& inputs,
   const runtime::BoundInputs bound =
       runtime::bindInputs(impl_->statement, impl_->lowered, inputs, params);
   if (impl_->symbolic)
-    return runtime::runAssembling(impl_->lowered, bound, impl_->symbolic, impl_->entry);
+    return runtime::runAssembling(impl_->lowered, bound, impl_->symbolic, impl_->entry,
+                                  impl_->text);
   Tensor output = runtime::makeOutput(impl_->lowered, bound);
   const std::vector<sf_tensor_arg> args = runtime::tensorArgs(impl_->lowered, bound, output);
-  impl_->entry(args.data(), bound.extents.data(), bound.params.data());
+  runtime::callEntry(impl_->entry, args, bound, impl_->text);
   return output;
 }
 
@@ -226,7 +227,8 @@ void Kernel::run(const std::map<std::string, const Tensor*>& inputs, Tensor& out
     SF_USER_CHECK(output.format() == out.format)
         << "output '" << out.name << "' is " << output.format().toString()
         << "; the kernel assembles " << out.format.toString();
-    output = runtime::runAssembling(impl_->lowered, bound, impl_->symbolic, impl_->entry);
+    output =
+        runtime::runAssembling(impl_->lowered, bound, impl_->symbolic, impl_->entry, impl_->text);
     return;
   }
   SF_USER_CHECK(output.dtype() ==
@@ -242,7 +244,7 @@ void Kernel::run(const std::map<std::string, const Tensor*>& inputs, Tensor& out
     std::memset(output.mutableValues().data(), 0, static_cast<size_t>(output.values().bytes()));
   }
   const std::vector<sf_tensor_arg> args = runtime::tensorArgs(impl_->lowered, bound, output);
-  impl_->entry(args.data(), bound.extents.data(), bound.params.data());
+  runtime::callEntry(impl_->entry, args, bound, impl_->text);
 }
 
 void Kernel::runParts(const std::map<std::string, const Tensor*>& inputs, Tensor* output,

@@ -118,6 +118,16 @@ Tensor makeOutput(const lower::LoweredKernel& lowered, const BoundInputs& bound)
                 Buffer::zeros(layout.dtype, layout.values));
 }
 
+void callEntry(sf_kernel_entry entry, const std::vector<sf_tensor_arg>& args,
+               const BoundInputs& bound, const std::string& kernelText) {
+  const int32_t status = entry(args.data(), bound.extents.data(), bound.params.data());
+  SF_CHECK_CODE(status != SF_KERNEL_OUT_OF_MEMORY, ErrorCode::kOutOfMemory)
+      << "kernel '" << kernelText
+      << "': a scratch workspace could not be allocated; the output is incomplete";
+  SF_CHECK_CODE(status == SF_KERNEL_OK, ErrorCode::kInternal)
+      << "kernel '" << kernelText << "' returned status " << status;
+}
+
 std::vector<sf_tensor_arg> tensorArgs(const lower::LoweredKernel& lowered, const BoundInputs& bound,
                                       Tensor& output) {
   std::vector<sf_tensor_arg> args(lowered.tensors.size());

@@ -40,6 +40,11 @@ OutputLayout outputLayout(const lower::LoweredKernel& lowered, const BoundInputs
 Tensor makeOutput(const lower::LoweredKernel& lowered, const BoundInputs& bound);
 
 /// The argument array (output first) for the generated entry point.
+/// Calls a compiled entry point; a status other than SF_KERNEL_OK becomes an Error naming the
+/// kernel (kOutOfMemory when a workspace could not be allocated).
+void callEntry(sf_kernel_entry entry, const std::vector<sf_tensor_arg>& args,
+               const BoundInputs& bound, const std::string& kernelText);
+
 std::vector<sf_tensor_arg> tensorArgs(const lower::LoweredKernel& lowered, const BoundInputs& bound,
                                       Tensor& output);
 

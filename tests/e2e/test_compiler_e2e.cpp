@@ -481,6 +481,31 @@ std::vector<double> randomValues(size_t n, uint32_t seed, double density = 1.0) 
   return out;
 }
 
+TEST(CompilerErrors, AWorkspaceThatCannotBeAllocatedIsAnError) {
+#ifdef SPARSEFLOW_SANITIZED
+  GTEST_SKIP() << "AddressSanitizer aborts on an impossible calloc instead of returning null";
+#else
+  // SpGEMM into csr keeps a dense row workspace as wide as B (2^40 columns: 4 TiB per thread),
+  // while A, B and the assembled C hold a few entries: calloc fails inside the generated code,
+  // and the kernel must say so instead of returning an incomplete C.
+  const int64_t wide = int64_t{1} << 40;
+  const Tensor A = fromCoo({{2, 3}, {0, 1, 1, 2}, {1.0, 2.0}}, Format::parse("csr", 2));
+  const Tensor B =
+      fromCoo({{3, wide}, {1, 5, 2, wide - 1}, {3.0, 4.0}}, Format::parse("csr@i64", 2));
+  KernelOptions options;
+  options.formats = {{"A", "csr"}, {"B", "csr@i64"}, {"C", "csr@i64"}};
+  const Kernel k = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", options);
+  try {
+    (void)k.run({{"A", &A}, {"B", &B}});
+    ADD_FAILURE() << "a 4 TiB workspace was allocated";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory) << e.what();
+    EXPECT_NE(std::string(e.what()).find("workspace could not be allocated"), std::string::npos)
+        << e.what();
+  }
+#endif
+}
+
 TEST(CompilerRunInto, OverwritesForAssignmentAndAddsForAccumulate) {
   const uint32_t seed = freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));

@@ -198,6 +198,11 @@ class CppEmitter : public ExprWriter {
       inRegion_ = true;
       perThreadArrays(n);
       inRegion_ = false;
+      line();
+      out << "if (!sf_workspaces_ok) {\n";
+      failed();
+      line();
+      out << "}\n";
       --indent;
       line();
       out << "}\n";
@@ -213,6 +218,9 @@ class CppEmitter : public ExprWriter {
     nested(n.body);
     line();
     out << "  free(" << n.array.name << ");\n";
+    line();
+    out << "} else {\n";
+    failed();
     line();
     out << "}\n";
   }
@@ -232,6 +240,16 @@ class CppEmitter : public ExprWriter {
  private:
   bool atomic_ = false;    // inside a parallel loop whose stores are atomic
   bool inRegion_ = false;  // inside `omp parallel` opened for per-thread workspaces
+
+  /// The kernel's status says a workspace is missing (from any thread: an atomic write).
+  void failed() {
+    ++indent;
+    line();
+    out << "#pragma omp atomic write\n";
+    line();
+    out << "sf_status = SF_KERNEL_OUT_OF_MEMORY;\n";
+    --indent;
+  }
 
   /// `T* __restrict name = (T*)calloc(size + 1, sizeof(T));` (null when out of memory).
   void zeroedArray(const Allocate& n) {
@@ -308,10 +326,11 @@ namespace {
 /// One entry point: the extents, the arrays of every tensor, then `body`.
 void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, const char* name,
                const Stmt& body) {
-  out << "extern \"C\" void " << name
+  out << "extern \"C\" int32_t " << name
       << "(const sf_tensor_arg* sf_tensors, const int64_t* sf_extents,\n"
-         "                               const double* sf_params) {\n";
+         "                                  const double* sf_params) {\n";
   out << "  (void)sf_tensors; (void)sf_extents; (void)sf_params;\n";
+  out << "  int32_t sf_status = SF_KERNEL_OK;  // set when a workspace cannot be allocated\n";
   for (size_t k = 0; k < kernel.indexVars.size(); ++k) {
     out << "  const int64_t " << lower::extentName(kernel.indexVars[k]) << " = sf_extents[" << k
         << "];\n";
@@ -338,7 +357,7 @@ void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, cons
   }
   CppEmitter emitter;
   emitter.visit(body);
-  out << emitter.out.str() << "}\n";
+  out << emitter.out.str() << "  return sf_status;\n}\n";
 }
 
 }  // namespace
