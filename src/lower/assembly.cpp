@@ -10,8 +10,8 @@ using ir::ScalarType;
 using ir::Stmt;
 
 OutputAssembly::OutputAssembly(AssemblyPhase phase, const Operand& target, int nestId,
-                               ScalarType compute)
-    : phase_(phase), target_(target), compute_(compute) {
+                               ScalarType compute, bool hash)
+    : phase_(phase), target_(target), compute_(compute), hash_(hash) {
   if (!active()) return;
   level_ = target.format.numLevels() - 1;
   const std::string n = std::to_string(nestId), l = std::to_string(level_);
@@ -23,6 +23,29 @@ OutputAssembly::OutputAssembly(AssemblyPhase phase, const Operand& target, int n
   wsValues_ = {"ws" + n + "_vals", compute};
   wsMarks_ = {"ws" + n + "_mark", ScalarType::kU8};
   wsList_ = {"ws" + n + "_list", ScalarType::kI64};
+  wsKeys_ = {"ws" + n + "_keys", ScalarType::kI64};
+  wsSlots_ = {"ws" + n + "_slots", ScalarType::kI64};
+}
+
+std::vector<Stmt> OutputAssembly::probe(const std::string& slot, const Expr& coord) const {
+  // Hash the coordinate, then probe linearly to its key or an empty slot.
+  const Expr mask = ir::sub(ir::var(kHashCapacity, ScalarType::kI64), ir::intImm(1));
+  const Expr key = ir::add(coord, ir::intImm(1));
+  const Expr h = ir::var(slot, ScalarType::kI64);
+  const Expr stored = ir::load(wsKeys_, h);
+  // Multiplicative hashing of the low 32 bits (an odd 31-bit constant: the product stays below
+  // 2^63, no signed overflow), its middle bits plus the high half of the coordinate.
+  const Expr low = ir::binary(ir::BinaryOp::kBitAnd, coord, ir::intImm(0xFFFFFFFFLL));
+  const Expr mixed = ir::add(
+      ir::binary(ir::BinaryOp::kShr, ir::mul(low, ir::intImm(1327217885LL)), ir::intImm(16)),
+      ir::binary(ir::BinaryOp::kShr, coord, ir::intImm(32)));
+  const Expr start = ir::binary(ir::BinaryOp::kBitAnd, mixed, mask);
+  return {ir::let(slot, start),
+          ir::whileLoop(
+              ir::binary(ir::BinaryOp::kAnd, ir::binary(ir::BinaryOp::kNe, stored, ir::intImm(0)),
+                         ir::binary(ir::BinaryOp::kNe, stored, key)),
+              ir::assign(slot, ir::UpdateOp::kSet,
+                         ir::binary(ir::BinaryOp::kBitAnd, ir::add(h, ir::intImm(1)), mask)))};
 }
 
 void OutputAssembly::beginRow(bool append) {
@@ -38,12 +61,38 @@ Stmt OutputAssembly::row(const Expr& parent, Stmt rest) const {
   if (symbolic()) {
     out.push_back(ir::store(pos_, ir::add(parent, ir::intImm(1)), ir::UpdateOp::kSet,
                             ir::cast(count, pos_.element)));
-    if (!append_) {  // clear the marks of the coordinates seen
+    if (!append_) {  // clear the marks (or keys) of the coordinates seen
       const Expr t = ir::var("t_mark", ScalarType::kI64);
-      out.push_back(ir::forLoop("t_mark", ScalarType::kI64, ir::intImm(0), count,
-                                ir::store(wsMarks_, ir::load(wsList_, t), ir::UpdateOp::kSet,
-                                          ir::intImm(0, ScalarType::kU8))));
+      out.push_back(ir::forLoop(
+          "t_mark", ScalarType::kI64, ir::intImm(0), count,
+          hash_ ? ir::store(wsKeys_, ir::load(wsSlots_, t), ir::UpdateOp::kSet, ir::intImm(0))
+                : ir::store(wsMarks_, ir::load(wsList_, t), ir::UpdateOp::kSet,
+                            ir::intImm(0, ScalarType::kU8))));
     }
+    return ir::block(std::move(out));
+  }
+  if (hash_) {
+    // Numeric through the hash workspace: sort the coordinates seen, find each one's slot and
+    // write it out; then clear the slots used (keys and values), listed as they were taken.
+    out.push_back(ir::sortRange(wsList_, ir::intImm(0), count));
+    out.push_back(ir::let("row_begin", rowBegin));
+    const Expr t = ir::var("t_flush", ScalarType::kI64);
+    const Expr j = ir::var("j_flush", ScalarType::kI64);
+    const Expr h = ir::var("h_flush", ScalarType::kI64);
+    const Expr at = ir::add(ir::var("row_begin", ScalarType::kI64), t);
+    std::vector<Stmt> flush{ir::let("j_flush", ir::load(wsList_, t))};
+    for (Stmt& s : probe("h_flush", j)) flush.push_back(std::move(s));
+    flush.push_back(ir::store(crd_, at, ir::UpdateOp::kSet, ir::cast(j, crd_.element)));
+    flush.push_back(
+        ir::store(vals_, at, ir::UpdateOp::kSet, ir::cast(ir::load(wsValues_, h), vals_.element)));
+    out.push_back(ir::forLoop("t_flush", ScalarType::kI64, ir::intImm(0), count,
+                              ir::block(std::move(flush))));
+    const Expr u = ir::var("t_clear", ScalarType::kI64);
+    const Expr used = ir::load(wsSlots_, u);
+    out.push_back(ir::forLoop(
+        "t_clear", ScalarType::kI64, ir::intImm(0), count,
+        ir::block({ir::store(wsKeys_, used, ir::UpdateOp::kSet, ir::intImm(0)),
+                   ir::store(wsValues_, used, ir::UpdateOp::kSet, ir::floatImm(0.0, compute_))})));
     return ir::block(std::move(out));
   }
   // Numeric through the workspace: sort the coordinates seen, write them out, zero the workspace.
@@ -71,6 +120,19 @@ Stmt OutputAssembly::write(const Expr& coord, const Expr& value) const {
                       ir::store(vals_, at, ir::UpdateOp::kSet, ir::cast(value, vals_.element)),
                       ir::assign(cursor_, ir::UpdateOp::kAdd, ir::intImm(1))});
   }
+  if (hash_) {
+    const std::string slot = "h" + std::to_string(probes_++);
+    const Expr h = ir::var(slot, ScalarType::kI64);
+    std::vector<Stmt> out = probe(slot, coord);
+    out.push_back(ir::ifThen(
+        ir::binary(ir::BinaryOp::kEq, ir::load(wsKeys_, h), ir::intImm(0)),
+        ir::block({ir::store(wsKeys_, h, ir::UpdateOp::kSet, ir::add(coord, ir::intImm(1))),
+                   ir::store(wsList_, ir::var(count_, ScalarType::kI64), ir::UpdateOp::kSet, coord),
+                   ir::store(wsSlots_, ir::var(count_, ScalarType::kI64), ir::UpdateOp::kSet, h),
+                   ir::assign(count_, ir::UpdateOp::kAdd, ir::intImm(1))})));
+    if (!symbolic()) out.push_back(ir::store(wsValues_, h, ir::UpdateOp::kAdd, value));
+    return ir::block(std::move(out));
+  }
   const Stmt firstVisit = ir::ifThen(
       ir::binary(ir::BinaryOp::kEq, ir::load(wsMarks_, coord), ir::intImm(0, ScalarType::kU8)),
       ir::block({ir::store(wsMarks_, coord, ir::UpdateOp::kSet, ir::intImm(1, ScalarType::kU8)),
@@ -82,6 +144,14 @@ Stmt OutputAssembly::write(const Expr& coord, const Expr& value) const {
 
 Stmt OutputAssembly::withWorkspaces(Stmt nest, const Expr& extent) const {
   if (!usedWorkspace_) return nest;
+  if (hash_) {
+    const Expr capacity = ir::var(kHashCapacity, ScalarType::kI64);
+    Stmt out = ir::allocate(wsSlots_, capacity, std::move(nest), true);
+    out = ir::allocate(wsList_, capacity, std::move(out), true);
+    out = ir::allocate(wsKeys_, capacity, std::move(out), true);
+    if (!symbolic()) out = ir::allocate(wsValues_, capacity, std::move(out), true);
+    return out;
+  }
   Stmt out = ir::allocate(wsList_, extent, std::move(nest), true);
   out = ir::allocate(wsMarks_, extent, std::move(out), true);
   if (!symbolic()) out = ir::allocate(wsValues_, extent, std::move(out), true);

@@ -4,7 +4,10 @@
 // the numeric phase writes coordinates and values. A row whose coordinates arrive in increasing
 // order, once each, is appended directly; any other row goes through a per-thread dense
 // workspace (values, a mark per coordinate, the list of coordinates seen), sorted and flushed at
-// the end of the row, which leaves the workspace zeroed for the next one.
+// the end of the row, which leaves the workspace zeroed for the next one. When the coordinate's
+// extent is too large for a dense workspace per thread (hypersparse products), a hash workspace
+// holds the row instead: open addressing with linear probing over `kHashCapacity` slots (keys are
+// coordinate + 1, 0 for an empty slot), the slots used listed so that clearing needs no probing.
 #pragma once
 
 #include "ir/ir.h"
@@ -12,9 +15,14 @@
 
 namespace sparseflow::lower {
 
+/// The runtime value (an extent slot after the index variables, see LoweredKernel) giving the
+/// hash workspace's number of slots: a power of two at least twice the row's possible entries.
+inline constexpr const char* kHashCapacity = "sf_ws_capacity";
+
 class OutputAssembly {
  public:
-  OutputAssembly(AssemblyPhase phase, const Operand& target, int nestId, ir::ScalarType compute);
+  OutputAssembly(AssemblyPhase phase, const Operand& target, int nestId, ir::ScalarType compute,
+                 bool hash);
 
   bool active() const { return phase_ != AssemblyPhase::kNone; }
   bool symbolic() const { return phase_ == AssemblyPhase::kSymbolic; }
@@ -27,8 +35,11 @@ class OutputAssembly {
   ir::Stmt row(const ir::Expr& parent, ir::Stmt rest) const;
   /// Records `value` at coordinate `coord` of the current row (value unused when symbolic).
   ir::Stmt write(const ir::Expr& coord, const ir::Expr& value) const;
-  /// The nest with its per-thread workspaces of `extent` elements, if a row used them.
+  /// The nest with its per-thread workspaces of `extent` elements (or the hash capacity), if a
+  /// row used them.
   ir::Stmt withWorkspaces(ir::Stmt nest, const ir::Expr& extent) const;
+  /// Whether some row went through the workspace (rather than being appended in order).
+  bool usedWorkspace() const { return usedWorkspace_; }
 
  private:
   AssemblyPhase phase_;
@@ -38,8 +49,14 @@ class OutputAssembly {
   std::string count_, cursor_;             // entries in the row; next write position
   ir::Array pos_, crd_, vals_;             // the target's arrays
   ir::Array wsValues_, wsMarks_, wsList_;  // the workspace
+  ir::Array wsKeys_, wsSlots_;             // the hash workspace's keys and slots used
+  bool hash_ = false;
   bool append_ = true;
   bool usedWorkspace_ = false;
+  mutable int probes_ = 0;  // numbers the probe variables of the writes
+
+  /// Statements that leave `slot` (a fresh variable) at coord's slot of the hash workspace.
+  std::vector<ir::Stmt> probe(const std::string& slot, const ir::Expr& coord) const;
 };
 
 }  // namespace sparseflow::lower

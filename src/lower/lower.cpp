@@ -8,6 +8,7 @@
 #include <set>
 
 #include "format/levels/level_impl.h"
+#include "lower/assembly.h"
 #include "lower/driver_plan.h"
 #include "lower/level_iteration.h"
 #include "lower/nest_builder.h"
@@ -63,6 +64,27 @@ void checkAssemblable(const TensorArg& arg, const Normalized& normalized, bool a
         << "(csr, csc, a compressed vector, levels[dense, ..., compressed]); convert the result "
         << "afterwards for other formats";
   }
+}
+
+/// An assembly nest whose rows go through a dense workspace, and, when they do, the same nest
+/// with a hash workspace for coordinate extents a dense one per thread would not fit: the code
+/// picks at run time (dense up to max(2^16, 4 x the hash capacity) coordinates).
+Stmt withHashVersion(NestInput input, std::set<std::string>* namesUsed, LoweredKernel* out) {
+  std::string order;
+  NestInfo info;
+  input.hashWorkspace = false;
+  Stmt dense = buildNest(input, &order, namesUsed, &info);
+  if (!info.workspaceExtent) return dense;
+  input.hashWorkspace = true;
+  Stmt hash = buildNest(input, &order, namesUsed);
+  out->hashCapacity = true;
+  const Expr capacity = ir::var(kHashCapacity, ScalarType::kI64);
+  const Expr limit = ir::binary(ir::BinaryOp::kMax, ir::intImm(int64_t{1} << 16),
+                                ir::mul(capacity, ir::intImm(4)));
+  return ir::ifThen(
+      ir::binary(ir::BinaryOp::kLe, info.workspaceExtent, limit), dense,
+      ir::block(
+          {ir::comment("coordinates too many for a dense workspace: a hash workspace"), hash}));
 }
 
 }  // namespace
@@ -194,13 +216,15 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
       std::vector<Stmt> symbolic = top;
       symbolic.push_back(ir::comment("nest " + std::to_string(n) + ": " + pass.target +
                                      ", symbolic phase (entries per row)"));
-      symbolic.push_back(buildNest(input, &symbolicOrder, &requestedSeen));
+      symbolic.push_back(withHashVersion(input, &requestedSeen, &out));
       out.symbolic = ir::block(std::move(symbolic));
       input.assembly = AssemblyPhase::kNumeric;
     }
     std::string orderText;
     nests.push_back(ir::comment("nest " + std::to_string(n) + ": " + pass.target));
-    nests.push_back(buildNest(input, &orderText, &requestedSeen));
+    nests.push_back(out.assembledLevel >= 0 ? withHashVersion(input, &requestedSeen, &out)
+                                            : buildNest(input, &orderText, &requestedSeen));
+    if (out.assembledLevel >= 0) buildNest(input, &orderText, &requestedSeen);  // its order text
     out.loopOrders.push_back(orderText);
   }
   for (const std::string& name : options.order) {

@@ -47,6 +47,9 @@ struct LoweredKernel {
   /// pos[p + 1]; `body` then writes coordinates and values at the summed positions.
   int32_t assembledLevel = -1;
   ir::Stmt symbolic;
+  /// The assembly has a hash-workspace version: the runtime passes its capacity as one more
+  /// extent after the index variables' (sf_ws_capacity, see lower/assembly.h).
+  bool hashCapacity = false;
   std::vector<std::string> loopOrders;  ///< per loop nest: "i, k, j"
   std::vector<std::string> notes;       ///< decisions a user should see (densified operands...)
 };

@@ -74,7 +74,9 @@ Stmt NestBuilder::build(std::string* orderText) {
   bindAvailable(prologue);
   Stmt nest = emit(0);
   if (assembly_.active()) {
-    nest = assembly_.withWorkspaces(nest, loopExtent(vars_[static_cast<size_t>(assembledVar_)]));
+    const Expr extent = loopExtent(vars_[static_cast<size_t>(assembledVar_)]);
+    nest = assembly_.withWorkspaces(nest, extent);
+    if (assembly_.usedWorkspace()) workspaceExtent = extent;
   }
   prologue.push_back(nest);
   return ir::block(std::move(prologue));
@@ -522,13 +524,14 @@ ir::UnaryOp NestBuilder::translateFn(expr::UnaryFn fn) {
 
 namespace sparseflow::lower {
 
-ir::Stmt buildNest(const NestInput& input, std::string* orderText,
-                   std::set<std::string>* namesUsed) {
+ir::Stmt buildNest(const NestInput& input, std::string* orderText, std::set<std::string>* namesUsed,
+                   NestInfo* info) {
   detail::NestBuilder builder(input.pass, input.operands, input.target, input.scalars,
                               input.compute, input.parallel, input.nestId, input.requestedOrder,
-                              input.assembly);
+                              input.assembly, input.hashWorkspace);
   ir::Stmt nest = builder.build(orderText);
   namesUsed->insert(builder.namesUsed.begin(), builder.namesUsed.end());
+  if (info != nullptr) info->workspaceExtent = builder.workspaceExtent;
   return nest;
 }
 

@@ -46,11 +46,18 @@ struct NestInput {
   int nestId = 0;
   const std::vector<std::string>& requestedOrder;  ///< reorder()'s loop names
   AssemblyPhase assembly = AssemblyPhase::kNone;
+  bool hashWorkspace = false;  ///< assembly rows go through a hash workspace, not a dense one
+};
+
+/// What building a nest found out.
+struct NestInfo {
+  /// The assembled coordinate's extent when some row goes through a workspace, else null.
+  ir::Expr workspaceExtent;
 };
 
 /// The loops of one nest. `orderText` receives the loop order ("i, k, j"); `namesUsed` the
 /// requested loop names this nest has.
-ir::Stmt buildNest(const NestInput& input, std::string* orderText,
-                   std::set<std::string>* namesUsed);
+ir::Stmt buildNest(const NestInput& input, std::string* orderText, std::set<std::string>* namesUsed,
+                   NestInfo* info = nullptr);
 
 }  // namespace sparseflow::lower

@@ -37,7 +37,8 @@ class NestBuilder {
  public:
   NestBuilder(const Pass& pass, std::vector<Operand> operands, const Operand& target,
               const std::map<std::string, Expr>& values, ScalarType compute, bool parallel,
-              int nestId, const std::vector<std::string>& requestedOrder, AssemblyPhase phase)
+              int nestId, const std::vector<std::string>& requestedOrder, AssemblyPhase phase,
+              bool hashWorkspace)
       : pass_(pass),
         ops_(std::move(operands)),
         target_(target),
@@ -46,10 +47,12 @@ class NestBuilder {
         parallel_(parallel),
         nestId_(nestId),
         requested_(requestedOrder),
-        assembly_(phase, target_, nestId, compute) {}
+        assembly_(phase, target_, nestId, compute, hashWorkspace) {}
 
   /// The requested loop names this nest has (after build()).
   std::set<std::string> namesUsed;
+  /// After build(): the assembled coordinate's extent when rows used a workspace, else null.
+  Expr workspaceExtent;
 
   Stmt build(std::string* orderText);
 

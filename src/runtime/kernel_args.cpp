@@ -1,6 +1,7 @@
 // Argument binding for compiled kernels (see kernel_args.h).
 #include "runtime/kernel_args.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "sparseflow/build.h"
@@ -71,6 +72,19 @@ BoundInputs bindInputs(const expr::Statement& statement, const lower::LoweredKer
   for (const std::string& index : lowered.indexVars)
     bound.extents.push_back(checked.indexExtents.at(index));
   bound.outputShape = checked.tensors.at(lowered.tensors[0].name).shape;
+  if (lowered.hashCapacity) {
+    // The hash workspace's slots: a power of two at least twice the entries a row can have, which
+    // are at most the assembled coordinate's extent and at most the entries of all the inputs.
+    int64_t entries = 0;
+    for (size_t k = 1; k < bound.tensors.size(); ++k) entries += bound.tensors[k]->numStored();
+    const Format& format = lowered.tensors[0].format;
+    const int64_t extent =
+        bound.outputShape.at(static_cast<size_t>(format.level(format.numLevels() - 1).expr.dim));
+    const int64_t most = std::min(extent, entries);
+    int64_t capacity = 16;
+    while (capacity < 2 * most) capacity *= 2;
+    bound.extents.push_back(capacity);
+  }
   for (const std::string& p : lowered.params) {
     auto it = params.find(p);
     SF_USER_CHECK(it != params.end())

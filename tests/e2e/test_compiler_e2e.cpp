@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <random>
 
 #include "e2e/reference_eval.h"
@@ -481,23 +482,84 @@ std::vector<double> randomValues(size_t n, uint32_t seed, double density = 1.0) 
   return out;
 }
 
+/// C = A·B into `format` (csr or csc) with float64 sums over the entries, by coordinates.
+std::map<std::pair<int64_t, int64_t>, double> productEntries(const Coo& a, const Coo& b) {
+  std::map<std::pair<int64_t, int64_t>, double> c;
+  for (int64_t x = 0; x < a.numEntries(); ++x) {
+    for (int64_t y = 0; y < b.numEntries(); ++y) {
+      if (a.coords[2 * x + 1] != b.coords[2 * y]) continue;
+      c[{a.coords[2 * x], b.coords[2 * y + 1]}] +=
+          static_cast<double>(static_cast<float>(a.values[x])) * static_cast<float>(b.values[y]);
+    }
+  }
+  return c;
+}
+
+Coo randomCoo(int64_t rows, int64_t cols, int64_t entries, std::mt19937_64& rng) {
+  Coo coo{{rows, cols}, {}, {}};
+  std::uniform_int_distribution<int64_t> row(0, rows - 1), col(0, cols - 1);
+  std::uniform_real_distribution<double> value(-1, 1);
+  for (int64_t e = 0; e < entries; ++e) {
+    coo.coords.push_back(row(rng));
+    coo.coords.push_back(col(rng));
+    coo.values.push_back(value(rng));
+  }
+  return coo;
+}
+
+TEST(CompilerAssembly, HashWorkspaceWhenTheCoordinatesAreTooManyForADenseOne) {
+  // A dense row workspace per thread as wide as B (2^20 or 2^40 coordinates) is replaced by a
+  // hash workspace sized from the entries; the result must match float64 entry by entry.
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  struct Shape {
+    int64_t rows, inner, cols;
+    const char* format;
+  };
+  for (const Shape& shape :
+       {Shape{30, 40, int64_t{1} << 20, "csr@i64"}, Shape{7, 5, int64_t{1} << 40, "csr@i64"},
+        Shape{int64_t{1} << 20, 40, 30, "csc@i64"}}) {
+    SCOPED_TRACE(std::to_string(shape.rows) + "x" + std::to_string(shape.inner) + "x" +
+                 std::to_string(shape.cols) + " " + shape.format);
+    const Coo a = randomCoo(shape.rows, shape.inner, 300, rng);
+    const Coo b = randomCoo(shape.inner, shape.cols, 400, rng);
+    const Format format = Format::parse(shape.format, 2);
+    const Tensor A = fromCoo(a, format), B = fromCoo(b, format);
+    KernelOptions options;
+    options.formats = {{"A", shape.format}, {"B", shape.format}, {"C", shape.format}};
+    const Kernel k = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", options);
+    EXPECT_NE(k.ir().find("a hash workspace"), std::string::npos) << k.ir();
+    const Tensor C = k.run({{"A", &A}, {"B", &B}});
+    ASSERT_EQ(C.format(), format);
+    const Coo got = toCoo(C);
+    const auto want = productEntries(toCoo(A), toCoo(B));
+    ASSERT_EQ(got.numEntries(), static_cast<int64_t>(want.size()));
+    for (int64_t e = 0; e < got.numEntries(); ++e) {
+      auto it = want.find({got.coords[2 * e], got.coords[2 * e + 1]});
+      ASSERT_NE(it, want.end()) << "unexpected entry " << got.coords[2 * e] << ", "
+                                << got.coords[2 * e + 1];
+      EXPECT_NEAR(got.values[e], it->second, 1e-5 * (1 + std::abs(it->second)));
+    }
+  }
+}
+
 TEST(CompilerErrors, AWorkspaceThatCannotBeAllocatedIsAnError) {
 #ifdef SPARSEFLOW_SANITIZED
   GTEST_SKIP() << "AddressSanitizer aborts on an impossible calloc instead of returning null";
 #else
-  // SpGEMM into csr keeps a dense row workspace as wide as B (2^40 columns: 4 TiB per thread),
-  // while A, B and the assembled C hold a few entries: calloc fails inside the generated code,
-  // and the kernel must say so instead of returning an incomplete C.
-  const int64_t wide = int64_t{1} << 40;
-  const Tensor A = fromCoo({{2, 3}, {0, 1, 1, 2}, {1.0, 2.0}}, Format::parse("csr", 2));
-  const Tensor B =
-      fromCoo({{3, wide}, {1, 5, 2, wide - 1}, {3.0, 4.0}}, Format::parse("csr@i64", 2));
+  // exp() of a reduction is computed into a dense temporary of n_i x n_j = 2^42 floats (16 TiB),
+  // while the inputs and the output (2^21 floats) are small: calloc fails inside the generated
+  // code, and the kernel must say so instead of returning an incomplete y.
+  const int64_t n = int64_t{1} << 21;
+  const Tensor A = fromCoo({{n, 2}, {0, 1, 5, 0}, {1.0, 2.0}}, Format::parse("csr", 2));
+  const Tensor B = fromCoo({{2, n}, {0, 3, 1, 7}, {3.0, 4.0}}, Format::parse("csr", 2));
   KernelOptions options;
-  options.formats = {{"A", "csr"}, {"B", "csr@i64"}, {"C", "csr@i64"}};
-  const Kernel k = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", options);
+  options.formats = {{"A", "csr"}, {"B", "csr"}};
+  const Kernel k = Kernel::compile("y(i) = sum(j, exp(sum(k, A(i,k) * B(k,j))))", options);
   try {
     (void)k.run({{"A", &A}, {"B", &B}});
-    ADD_FAILURE() << "a 4 TiB workspace was allocated";
+    ADD_FAILURE() << "a 16 TiB workspace was allocated";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory) << e.what();
     EXPECT_NE(std::string(e.what()).find("workspace could not be allocated"), std::string::npos)

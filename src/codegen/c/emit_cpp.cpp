@@ -7,6 +7,7 @@
 
 #include "codegen/c/prelude.h"
 #include "ir/expr_writer.h"
+#include "lower/assembly.h"
 #include "sparseflow/runtime_abi.h"
 #include "support/check.h"
 
@@ -334,6 +335,10 @@ void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, cons
   for (size_t k = 0; k < kernel.indexVars.size(); ++k) {
     out << "  const int64_t " << lower::extentName(kernel.indexVars[k]) << " = sf_extents[" << k
         << "];\n";
+  }
+  if (kernel.hashCapacity) {
+    out << "  const int64_t " << lower::kHashCapacity << " = sf_extents[" << kernel.indexVars.size()
+        << "];  // slots of a hash workspace\n";
   }
   for (const lower::ArrayBinding& a : kernel.arrays) {
     if (a.kind == lower::ArrayBinding::Kind::kSlots) {
