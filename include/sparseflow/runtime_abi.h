@@ -24,8 +24,13 @@ typedef struct sf_tensor_arg {
 /* A scratch workspace could not be allocated: the output is incomplete. */
 #define SF_KERNEL_OUT_OF_MEMORY 1
 
+/* Generated kernels fork threads only when the inputs store at least this many entries. */
+#define SF_PARALLEL_MIN_WORK 32768
+
 /* The entry point of a generated kernel: tensors (output first), the extent of each index
- * variable, and the scalar parameters, in the orders the kernel's description lists. Returns
+ * variable followed by the number of entries the inputs store (then, for a kernel with a hash
+ * workspace, its size), and the scalar parameters, in the orders the kernel's description lists.
+ * Returns
  * SF_KERNEL_OK or another SF_KERNEL_ status. (Version 1 returned nothing: a workspace that could
  * not be allocated went unreported.) */
 typedef int32_t (*sf_kernel_entry)(const sf_tensor_arg* tensors, const int64_t* extents,

@@ -72,11 +72,14 @@ BoundInputs bindInputs(const expr::Statement& statement, const lower::LoweredKer
   for (const std::string& index : lowered.indexVars)
     bound.extents.push_back(checked.indexExtents.at(index));
   bound.outputShape = checked.tensors.at(lowered.tensors[0].name).shape;
+  // The entries the inputs store: the generated code's measure of the work (it forks threads
+  // only above SF_PARALLEL_MIN_WORK).
+  int64_t entries = 0;
+  for (size_t k = 1; k < bound.tensors.size(); ++k) entries += bound.tensors[k]->numStored();
+  bound.extents.push_back(entries);
   if (lowered.hashCapacity) {
     // The hash workspace's slots: a power of two at least twice the entries a row can have, which
     // are at most the assembled coordinate's extent and at most the entries of all the inputs.
-    int64_t entries = 0;
-    for (size_t k = 1; k < bound.tensors.size(); ++k) entries += bound.tensors[k]->numStored();
     const Format& format = lowered.tensors[0].format;
     const int64_t extent =
         bound.outputShape.at(static_cast<size_t>(format.level(format.numLevels() - 1).expr.dim));

@@ -17,8 +17,10 @@ namespace sparseflow::runtime {
 struct BoundInputs {
   std::vector<Tensor> converted;       ///< owns conversions, parallel to lowered inputs
   std::vector<const Tensor*> tensors;  ///< [0] unused (the output), then the inputs
-  std::vector<int64_t> extents;        ///< in lowered.indexVars order
-  std::vector<double> params;          ///< in lowered.params order
+  /// In lowered.indexVars order, then the inputs' stored entries (the work measure), then the
+  /// hash workspace's size when the kernel has one.
+  std::vector<int64_t> extents;
+  std::vector<double> params;  ///< in lowered.params order
   std::vector<int64_t> outputShape;
 };
 

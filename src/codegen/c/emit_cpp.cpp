@@ -95,7 +95,7 @@ class CppEmitter : public ExprWriter {
       visit(n.end);
       out << " - (";
       visit(n.begin);
-      out << ")))" << reduction << "\n";
+      out << ")))" << reduction << (inRegion_ ? "" : " if(sf_parallel)") << "\n";
     } else if (n.loopKind == LoopKind::kVectorized) {
       line();
       out << "#pragma omp simd" << reduction << "\n";
@@ -190,7 +190,7 @@ class CppEmitter : public ExprWriter {
     if (n.perThread && !inRegion_ && parallelLoopInside(n)) {
       // One parallel region: each thread allocates its workspaces once, then shares the loop.
       line();
-      out << "#pragma omp parallel\n";
+      out << "#pragma omp parallel if(sf_parallel)\n";
       line();
       out << "{\n";
       ++indent;
@@ -336,9 +336,14 @@ void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, cons
     out << "  const int64_t " << lower::extentName(kernel.indexVars[k]) << " = sf_extents[" << k
         << "];\n";
   }
+  // After the extents: the entries the inputs store (the runtime's measure of the work: small
+  // kernels run on one thread, a fork would cost more than it saves), then a hash workspace's size.
+  out << "  const bool sf_parallel = sf_extents[" << kernel.indexVars.size()
+      << "] >= SF_PARALLEL_MIN_WORK;\n";
+  out << "  (void)sf_parallel;\n";
   if (kernel.hashCapacity) {
-    out << "  const int64_t " << lower::kHashCapacity << " = sf_extents[" << kernel.indexVars.size()
-        << "];  // slots of a hash workspace\n";
+    out << "  const int64_t " << lower::kHashCapacity << " = sf_extents["
+        << kernel.indexVars.size() + 1 << "];  // slots of a hash workspace\n";
   }
   for (const lower::ArrayBinding& a : kernel.arrays) {
     if (a.kind == lower::ArrayBinding::Kind::kSlots) {
