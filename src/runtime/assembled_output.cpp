@@ -27,7 +27,7 @@ int64_t prefixSum(Buffer& pos, const std::string& output) {
 }  // namespace
 
 Tensor runAssembling(const lower::LoweredKernel& lowered, const BoundInputs& bound,
-                     sf_kernel_entry symbolic, sf_kernel_entry numeric,
+                     const KernelEntry& symbolic, const KernelEntry& numeric,
                      const std::string& kernelText) {
   const lower::TensorArg& out = lowered.tensors[0];
   const Format& format = out.format;

@@ -13,7 +13,7 @@ namespace sparseflow::runtime {
 /// The assembled output for the bound inputs. Throws kOutOfRange (naming the output and the
 /// count) when the entries do not fit the format's index width.
 Tensor runAssembling(const lower::LoweredKernel& lowered, const BoundInputs& bound,
-                     sf_kernel_entry symbolic, sf_kernel_entry numeric,
+                     const KernelEntry& symbolic, const KernelEntry& numeric,
                      const std::string& kernelText);
 
 }  // namespace sparseflow::runtime

@@ -12,6 +12,7 @@
 #include "jit/jit.h"
 #include "lower/lower.h"
 #include "runtime/assembled_output.h"
+#include "runtime/csr_spmm_match.h"
 #include "runtime/format_decomposition.h"
 #include "runtime/kernel_args.h"
 #include "runtime/nm_linear_match.h"
@@ -30,8 +31,9 @@ struct Kernel::Impl {
   std::string source;
   std::string ir;
   jit::CompileResult compiled;
-  sf_kernel_entry entry = nullptr;
-  sf_kernel_entry symbolic = nullptr;  ///< the first phase of a kernel that assembles its output
+  runtime::KernelEntry entry;     ///< the generated code's, or a hand-tuned kernel's (CSR SpMM)
+  std::string handTuned;          ///< what describe() says of the hand-tuned kernel, if one runs
+  runtime::KernelEntry symbolic;  ///< the first phase of a kernel that assembles its output
   /// Set when the kernel is the 2:4 linear layer: the hand-tuned NMLinear runs instead.
   std::shared_ptr<runtime::NMLinearRunner> nmLinear;
   DType outputType = DType::kF32;
@@ -156,6 +158,16 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
         "// " +
         match->y + " = " + match->epilogue.toString() + "(" + match->x + " . " + match->w + "^T" +
         (match->bias.empty() ? "" : " + " + match->bias) + ") with " + match->w + " in 2:4.\n";
+    Kernel kernel;
+    kernel.impl_ = std::move(impl);
+    return kernel;
+  }
+  if (auto match = sched.empty() ? runtime::matchCsrSpmm(checked, impl->lowered) : std::nullopt) {
+    impl->entry = runtime::csrSpmmEntry(*match);
+    impl->handTuned = runtime::describeCsrSpmm(*match);
+    impl->source =
+        "// Hand-tuned kernel, no generated code: the CSR SpMM of src/kernels/csr_spmm,\n// " +
+        impl->handTuned + ".\n";
     Kernel kernel;
     kernel.impl_ = std::move(impl);
     return kernel;
@@ -330,6 +342,10 @@ std::string Kernel::describe() const {
     return out.str();
   }
   for (const std::string& note : impl_->lowered.notes) out << "  note: " << note << "\n";
+  if (!impl_->handTuned.empty()) {
+    out << "  " << impl_->handTuned << "\n";
+    return out.str();
+  }
   out << "  compiled: " << (impl_->compiled.fromCache ? "from cache" : "now") << ", "
       << impl_->compiled.libraryPath.string() << "\n";
   return out.str();

@@ -135,7 +135,7 @@ Tensor makeOutput(const lower::LoweredKernel& lowered, const BoundInputs& bound)
                 Buffer::zeros(layout.dtype, layout.values));
 }
 
-void callEntry(sf_kernel_entry entry, const std::vector<sf_tensor_arg>& args,
+void callEntry(const KernelEntry& entry, const std::vector<sf_tensor_arg>& args,
                const BoundInputs& bound, const std::string& kernelText) {
   const int32_t status = entry(args.data(), bound.extents.data(), bound.params.data());
   SF_CHECK_CODE(status != SF_KERNEL_OUT_OF_MEMORY, ErrorCode::kOutOfMemory)

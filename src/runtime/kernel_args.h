@@ -2,6 +2,7 @@
 // shape checks, the output's allocation, and the sf_tensor_arg array the generated code reads.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +13,10 @@
 #include "sparseflow/tensor.h"
 
 namespace sparseflow::runtime {
+
+/// An entry point with the generated kernels' signature (runtime_abi.h): a compiled kernel's, or a
+/// hand-tuned kernel's behind the same ABI.
+using KernelEntry = std::function<int32_t(const sf_tensor_arg*, const int64_t*, const double*)>;
 
 /// The inputs as the kernel reads them (converted copies where needed) and the extents.
 struct BoundInputs {
@@ -44,7 +49,7 @@ Tensor makeOutput(const lower::LoweredKernel& lowered, const BoundInputs& bound)
 /// The argument array (output first) for the generated entry point.
 /// Calls a compiled entry point; a status other than SF_KERNEL_OK becomes an Error naming the
 /// kernel (kOutOfMemory when a workspace could not be allocated).
-void callEntry(sf_kernel_entry entry, const std::vector<sf_tensor_arg>& args,
+void callEntry(const KernelEntry& entry, const std::vector<sf_tensor_arg>& args,
                const BoundInputs& bound, const std::string& kernelText);
 
 std::vector<sf_tensor_arg> tensorArgs(const lower::LoweredKernel& lowered, const BoundInputs& bound,

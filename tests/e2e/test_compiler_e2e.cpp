@@ -568,6 +568,57 @@ TEST(CompilerErrors, AWorkspaceThatCannotBeAllocatedIsAnError) {
 #endif
 }
 
+TEST(CompilerHandTuned, CsrSpmmRunsTheMicroKernel) {
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  KernelOptions options;
+  options.formats = {{"A", "csr"}};
+  const Kernel k = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", options);
+  EXPECT_NE(k.describe().find("hand-tuned: CSR SpMM"), std::string::npos) << k.describe();
+  EXPECT_NE(k.source().find("src/kernels/csr_spmm"), std::string::npos);
+  // Either factor first, an explicit sum, other index names, `+=`: the same kernel.
+  for (const char* text : {"C(i,j) = sum(k, B(k,j) * A(i,k))", "Y(r,c) += A(r,t) * B(t,c)"}) {
+    EXPECT_NE(Kernel::compile(text, options).describe().find("hand-tuned"), std::string::npos)
+        << text;
+  }
+  // Not that kernel (a schedule, 64-bit indices, f64, a transposed B): generated code.
+  KernelOptions scheduled = options;
+  scheduled.schedule = "parallel(i)";
+  KernelOptions wide = options;
+  wide.formats = {{"A", "csr@i64"}};
+  KernelOptions f64 = options;
+  f64.dtypes = {{"A", DType::kF64}, {"B", DType::kF64}, {"C", DType::kF64}};
+  for (const auto& [text, o] :
+       std::vector<std::pair<std::string, KernelOptions>>{{"C(i,j) = A(i,k) * B(k,j)", scheduled},
+                                                          {"C(i,j) = A(i,k) * B(k,j)", wide},
+                                                          {"C(i,j) = A(i,k) * B(k,j)", f64},
+                                                          {"C(i,j) = A(i,k) * B(j,k)", options}}) {
+    EXPECT_EQ(Kernel::compile(text, o).describe().find("hand-tuned"), std::string::npos) << text;
+  }
+  // `=` replaces and `+=` adds, into an output given (rows past the fork threshold).
+  const int64_t rows = 301, inner = 257, cols = 70;
+  const auto a = randomValues(static_cast<size_t>(rows * inner), seed, 0.4);
+  const auto b = randomValues(static_cast<size_t>(inner * cols), seed + 1);
+  const Tensor A = denseOf({rows, inner}, a, "csr"), B = denseOf({inner, cols}, b);
+  std::vector<double> want(static_cast<size_t>(rows * cols), 0.0);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t q = 0; q < inner; ++q) {
+      for (int64_t j = 0; j < cols; ++j) {
+        want[static_cast<size_t>(i * cols + j)] +=
+            static_cast<double>(static_cast<float>(a[static_cast<size_t>(i * inner + q)])) *
+            static_cast<float>(b[static_cast<size_t>(q * cols + j)]);
+      }
+    }
+  }
+  Tensor C = denseOf({rows, cols}, std::vector<double>(static_cast<size_t>(rows * cols), 3.0));
+  k.run({{"A", &A}, {"B", &B}}, C);
+  std::vector<double> got = toDense(C);
+  for (size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], want[e], 1e-4) << e;
+  Kernel::compile("C(i,j) += A(i,k) * B(k,j)", options).run({{"A", &A}, {"B", &B}}, C);
+  got = toDense(C);
+  for (size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], 2 * want[e], 2e-4) << e;
+}
+
 TEST(CompilerRunInto, OverwritesForAssignmentAndAddsForAccumulate) {
   const uint32_t seed = freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));

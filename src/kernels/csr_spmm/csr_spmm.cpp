@@ -1,0 +1,113 @@
+// The CSR SpMM micro-kernel (see csr_spmm.h): for each panel of up to four vectors of B's
+// columns, each row of C is accumulated in registers over the row's entries of A (a broadcast of
+// the value times the panel of B's row it selects), then added into C once. Panels are the outer
+// loop so that one panel of B is what every row reads while it runs. B's row for a later entry
+// is prefetched: the rows of B an SpMM visits are scattered.
+#include "kernels/csr_spmm/csr_spmm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/csr_spmm/csr_spmm.cpp"
+#include "hwy/cache_control.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace sparseflow::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+
+/// Entries ahead whose B row is prefetched.
+constexpr int64_t kPrefetchDistance = 8;
+
+/// Row i of C, columns [j0, j0 + V·lanes + tail): V full vectors in registers, `tail` (< lanes)
+/// columns in scalars.
+template <int V>
+HWY_INLINE void panelRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t tail) {
+  const DF d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  hn::Vec<DF> acc[V > 0 ? V : 1];
+  for (int v = 0; v < V; ++v) acc[v] = hn::Zero(d);
+  float rest[16] = {};
+  const int64_t begin = a.pos[i], end = a.pos[i + 1];
+  const float* bPanel = a.b + j0;
+  for (int64_t q = begin; q < end; ++q) {
+    if (q + kPrefetchDistance < end) {
+      hwy::Prefetch(bPanel + static_cast<int64_t>(a.crd[q + kPrefetchDistance]) * a.cols);
+    }
+    const float* row = bPanel + static_cast<int64_t>(a.crd[q]) * a.cols;
+    const auto value = hn::Set(d, a.vals[q]);
+    for (int v = 0; v < V; ++v) acc[v] = hn::MulAdd(value, hn::LoadU(d, row + v * lanes), acc[v]);
+    for (int64_t t = 0; t < tail; ++t) rest[t] += a.vals[q] * row[V * lanes + t];
+  }
+  float* out = a.c + i * a.cols + j0;
+  for (int v = 0; v < V; ++v) {
+    hn::StoreU(hn::Add(hn::LoadU(d, out + v * lanes), acc[v]), d, out + v * lanes);
+  }
+  for (int64_t t = 0; t < tail; ++t) out[V * lanes + t] += rest[t];
+}
+
+template <int V>
+void panel(const CsrSpmmArgs& a, int64_t j0, int64_t tail, int threads, int64_t chunk) {
+#pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
+  for (int64_t i = 0; i < a.rows; ++i) panelRow<V>(a, i, j0, tail);
+}
+
+void CsrSpmm(const CsrSpmmArgs& a) {
+  const DF d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t width = 4 * lanes;
+  // One thread unless the work (multiply-adds) is worth a fork; chunks of ~1/32 of a thread's
+  // rows (load balance for skewed rows) and never below 16.
+  const int64_t work = static_cast<int64_t>(a.pos[a.rows]) * a.cols;
+  const int threads = work < 32768 ? 1 : (a.threads > 0 ? a.threads : omp_get_max_threads());
+  const int64_t chunk = std::max<int64_t>(16, a.rows / (32 * std::max(threads, 1)));
+  for (int64_t j0 = 0; j0 < a.cols; j0 += width) {
+    const int64_t columns = std::min(width, a.cols - j0);
+    const int64_t full = columns / lanes, tail = columns % lanes;
+    switch (full) {
+      case 4: panel<4>(a, j0, tail, threads, chunk); break;
+      case 3: panel<3>(a, j0, tail, threads, chunk); break;
+      case 2: panel<2>(a, j0, tail, threads, chunk); break;
+      case 1: panel<1>(a, j0, tail, threads, chunk); break;
+      default: panel<0>(a, j0, tail, threads, chunk); break;
+    }
+  }
+}
+
+const char* CsrSpmmTarget() {
+  return hwy::TargetName(HWY_TARGET);
+}
+
+int64_t CsrSpmmWidth() {
+  return 4 * static_cast<int64_t>(hn::Lanes(DF()));
+}
+
+}  // namespace sparseflow::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace sparseflow::kernels {
+
+HWY_EXPORT(CsrSpmm);
+HWY_EXPORT(CsrSpmmTarget);
+HWY_EXPORT(CsrSpmmWidth);
+
+void csrSpmm(const CsrSpmmArgs& args) {
+  HWY_DYNAMIC_DISPATCH(CsrSpmm)(args);
+}
+
+const char* csrSpmmTargetName() {
+  return HWY_DYNAMIC_DISPATCH(CsrSpmmTarget)();
+}
+
+int64_t csrSpmmPanelColumns() {
+  return HWY_DYNAMIC_DISPATCH(CsrSpmmWidth)();
+}
+
+}  // namespace sparseflow::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,29 @@
+// The hand-tuned CSR SpMM C += A·B (A csr f32 with int32 indices, B and C dense row-major f32):
+// output rows held in SIMD registers over panels of B's columns, Highway-dispatched per target.
+// The compiler runs it for `C(i,j) = A(i,k) * B(k,j)` with A bound as csr (runtime/
+// csr_spmm_match.h) instead of generated code.
+#pragma once
+
+#include <cstdint>
+
+namespace sparseflow::kernels {
+
+struct CsrSpmmArgs {
+  int64_t rows = 0;              ///< rows of A and C
+  int64_t cols = 0;              ///< columns of B and C
+  const int32_t* pos = nullptr;  ///< rows + 1 row starts of A
+  const int32_t* crd = nullptr;  ///< column of each entry of A (a row of B)
+  const float* vals = nullptr;
+  const float* b = nullptr;  ///< B, row-major, `cols` per row
+  float* c = nullptr;        ///< C, row-major, `cols` per row: the product is added into it
+  int threads = 0;           ///< 0: OpenMP's default
+};
+
+/// C += A·B. Rows run in parallel (dynamic chunks) when the work is worth a fork.
+void csrSpmm(const CsrSpmmArgs& args);
+/// The SIMD target dispatch picks here ("AVX3", "AVX2", ...).
+const char* csrSpmmTargetName();
+/// Columns one register panel covers on that target (4 vectors of f32).
+int64_t csrSpmmPanelColumns();
+
+}  // namespace sparseflow::kernels

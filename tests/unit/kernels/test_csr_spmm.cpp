@@ -1,0 +1,96 @@
+// The CSR SpMM micro-kernel against a float64 reference, on every SIMD target this CPU runs:
+// widths around the vector and panel sizes, empty rows, one or two threads, added into C.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "hwy/targets.h"
+#include "kernels/csr_spmm/csr_spmm.h"
+
+namespace sparseflow::kernels {
+namespace {
+
+struct RandomCsr {
+  int64_t rows, inner;
+  std::vector<int32_t> pos, crd;
+  std::vector<float> vals;
+};
+
+/// About `density` of each row filled, every fifth row empty (sorted, distinct columns).
+RandomCsr randomCsr(int64_t rows, int64_t inner, double density, std::mt19937& rng) {
+  RandomCsr a{rows, inner, {0}, {}, {}};
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t k = 0; k < inner && i % 5 != 4; ++k) {
+      if (u(rng) < density) {
+        a.crd.push_back(static_cast<int32_t>(k));
+        a.vals.push_back(value(rng));
+      }
+    }
+    a.pos.push_back(static_cast<int32_t>(a.crd.size()));
+  }
+  return a;
+}
+
+void checkProduct(const RandomCsr& a, int64_t cols, int threads, std::mt19937& rng) {
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> b(static_cast<size_t>(a.inner * cols)), c(static_cast<size_t>(a.rows * cols));
+  for (float& x : b) x = value(rng);
+  for (float& x : c) x = value(rng);  // the product is added to what C holds
+  std::vector<double> want(c.begin(), c.end());
+  for (int64_t i = 0; i < a.rows; ++i) {
+    for (int32_t q = a.pos[i]; q < a.pos[i + 1]; ++q) {
+      for (int64_t j = 0; j < cols; ++j) {
+        want[i * cols + j] += static_cast<double>(a.vals[q]) * b[a.crd[q] * cols + j];
+      }
+    }
+  }
+  CsrSpmmArgs args;
+  args.rows = a.rows;
+  args.cols = cols;
+  args.pos = a.pos.data();
+  args.crd = a.crd.data();
+  args.vals = a.vals.data();
+  args.b = b.data();
+  args.c = c.data();
+  args.threads = threads;
+  csrSpmm(args);
+  for (size_t e = 0; e < c.size(); ++e) {
+    const int64_t row = static_cast<int64_t>(e) / cols;
+    const double scale = 1.0 + (a.pos[row + 1] - a.pos[row]);
+    ASSERT_NEAR(c[e], want[e], 1e-5 * scale)
+        << "row " << row << " column " << static_cast<int64_t>(e) % cols << " of " << a.rows << "x"
+        << cols << ", target " << csrSpmmTargetName() << ", threads " << threads;
+  }
+}
+
+TEST(CsrSpmm, MatchesFloat64OnEveryTarget) {
+  const auto seed =
+      static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    const int64_t panel = csrSpmmPanelColumns();
+    for (int64_t cols : {int64_t{1}, int64_t{5}, int64_t{16}, int64_t{31}, int64_t{32}, int64_t{33},
+                         panel - 1, panel, panel + 1, int64_t{100}, int64_t{128}, int64_t{130}}) {
+      checkProduct(randomCsr(37, 23, 0.3, rng), cols, 1, rng);
+    }
+    // Work past the fork threshold: rows in parallel.
+    checkProduct(randomCsr(300, 200, 0.3, rng), 64, 2, rng);
+    checkProduct(randomCsr(301, 150, 0.05, rng), 33, 2, rng);
+    // No entries at all, and a single row.
+    checkProduct(randomCsr(10, 8, 0.0, rng), 16, 2, rng);
+    checkProduct(randomCsr(1, 500, 0.9, rng), 7, 1, rng);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+}  // namespace
+}  // namespace sparseflow::kernels
