@@ -202,8 +202,8 @@ std::optional<ResultRow> runCase(const MatrixRun& r, const KernelSpec& k, const 
       fmt("; %.0fx%.0f", static_cast<double>(m.rows), static_cast<double>(m.cols)) +
       fmt(", nnz %.0f", static_cast<double>(m.nnz));
   if (k.op == SparseOp::kSpgemm) {
-    row.note += "; ours writes a DENSE output (" +
-                formatBytes(static_cast<double>(m.rows * m.cols) * 4) + "), the peers a sparse one";
+    row.note +=
+        fmt("; product assembled into csr, %.0f entries", static_cast<double>(m.spgemmEntries()));
   }
   row.note += "; peers:";
   for (const PeerTime& t : peers) {

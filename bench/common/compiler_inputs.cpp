@@ -181,6 +181,22 @@ double Matrix::spgemmFlops() const {
   return 2 * products;
 }
 
+int64_t Matrix::spgemmEntries() const {
+  std::vector<int64_t> mark(static_cast<size_t>(cols), -1);
+  int64_t entries = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t e = pos[i]; e < pos[i + 1]; ++e) {
+      for (int64_t f = pos[crd[e]]; f < pos[crd[e] + 1]; ++f) {
+        if (mark[static_cast<size_t>(crd[f])] != i) {
+          mark[static_cast<size_t>(crd[f])] = i;
+          ++entries;
+        }
+      }
+    }
+  }
+  return entries;
+}
+
 Matrix loadMatrix(const std::string& path, const std::string& label) {
   ReadOptions options;
   options.format = "csr";

@@ -48,6 +48,8 @@ struct Matrix {
   double bytes() const;
   /// Flops of A·A (2 per product), for SpGEMM; square matrices only.
   double spgemmFlops() const;
+  /// Entries of A·A's pattern (structural: products that cancel still count), for SpGEMM.
+  int64_t spgemmEntries() const;
 };
 
 Matrix loadMatrix(const std::string& path, const std::string& label);
