@@ -231,9 +231,17 @@ void NestBuilder::order() {
     }
     std::string asked;
     for (const std::string& n : requested_) asked += (asked.empty() ? "" : ", ") + n;
-    SF_FAIL(kInvalidArgument) << "reorder(" << asked
-                              << ") conflicts with the storage order of the sparse "
-                              << "operands: " << storage << " in that order";
+    const std::string maxRule = pass_.op == expr::ReduceOp::kMax
+                                    ? "the rule that a max reduction keeps its reduced loops "
+                                      "innermost (one accumulator per "
+                                      "output)"
+                                : storage.empty() ? "the order the kernel's loops need"
+                                                  : "";
+    SF_FAIL(kInvalidArgument) << "reorder(" << asked << ") conflicts with "
+                              << (storage.empty() ? maxRule
+                                                  : "the storage order of the sparse operands: " +
+                                                        storage + " in that order" +
+                                                        (maxRule.empty() ? "" : "; " + maxRule));
   }
 }
 

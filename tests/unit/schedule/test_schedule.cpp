@@ -124,6 +124,12 @@ TEST(SchedulePrimitives, ReorderFollowsTheRequestAndRespectsStorage) {
   EXPECT_NE(e.find("A (csr) walks i j"), std::string::npos) << e;
   EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}}, "reorder(i, q)").find("no loop named 'q'"),
             std::string::npos);
+  // No sparse operand: the conflict is the max reduction's own rule.
+  const std::string max = errorOf("y(i) = max(j, A(j,i))", {}, "reorder(j, i)");
+  EXPECT_NE(max.find("reorder(j, i) conflicts with the rule that a max reduction keeps its "
+                     "reduced loops innermost"),
+            std::string::npos)
+      << max;
 }
 
 TEST(SchedulePrimitives, SparseReorderReadsACopyInTheRequestedLevelOrder) {
