@@ -29,6 +29,8 @@ class OutputAssembly {
   /// The level assembled (the target's last).
   int32_t level() const { return level_; }
 
+  /// The assembled coordinate's extent (set before the rows are built).
+  void setExtent(ir::Expr extent) { extent_ = std::move(extent); }
   /// Starts a row: `append` when its coordinates come in order, once each.
   void beginRow(bool append);
   /// The row's statements around `rest` (the loops inside the row), for parent position `parent`.
@@ -50,6 +52,7 @@ class OutputAssembly {
   ir::Array pos_, crd_, vals_;             // the target's arrays
   ir::Array wsValues_, wsMarks_, wsList_;  // the workspace
   ir::Array wsKeys_, wsSlots_;             // the hash workspace's keys and slots used
+  ir::Expr extent_;                        // the assembled coordinate's extent
   bool hash_ = false;
   bool append_ = true;
   bool usedWorkspace_ = false;

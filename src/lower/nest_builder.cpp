@@ -61,6 +61,7 @@ Stmt NestBuilder::build(std::string* orderText) {
                   ErrorCode::kNotSupported)
         << "output " << target_.tensor << " (" << target_.format.toString()
         << "): assembling a blocked index is not supported";
+    assembly_.setExtent(loopExtent(vars_[static_cast<size_t>(assembledVar_)]));
   }
   present_.assign(ops_.size(), nullptr);
   positions_.assign(ops_.size() + 1, {});
