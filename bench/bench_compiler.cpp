@@ -5,7 +5,8 @@
 // bandwidth, the ratio to the best peer per case and the geometric mean per kernel.
 //
 //   build-bench/bin/bench_compiler [--limits=FILE] [--rows=FILE] [--python=.venv/bin/python]
-//       [--matrices=a.mtx,b.smtx | --all] [--synthetic=banded:ROWS:PER_ROW[:BAND]]...
+//       [--matrices=a.mtx,b.smtx | --matrices=none | --all]
+//       [--synthetic=banded:ROWS:PER_ROW[:BAND]]...
 //       [--kernels=spmv,spmm32,spmm128,sddmm32,spgemm] [--reps=5]
 //       [--data=DIR] [--peer-script=bench/peers/sparse_peers.py]
 // Threads: OMP_NUM_THREADS (ours, Eigen, GraphBLAS, torch); scipy runs on one. docs/compiler.md.
@@ -55,9 +56,10 @@ struct Options {
   std::string peerScript = SPARSEFLOW_BENCH_DIR "/peers/sparse_peers.py";
   std::string dataDir = SPARSEFLOW_DATA_DIR;
   std::vector<std::string> matrices;  ///< empty: the default selection (or all with --all)
-  /// --synthetic=banded:ROWS:PER_ROW[:BAND] (repeatable): generated matrices, run alone unless
-  /// --matrices or --all also names files.
+  /// --synthetic=banded:ROWS:PER_ROW[:BAND] (repeatable): generated matrices, run after the files
+  /// (the default selection, --matrices or --all).
   std::vector<std::string> synthetic;
+  bool noFiles = false;  ///< --matrices=none
   bool all = false;
   std::vector<KernelSpec> kernels = defaultKernels();
   int reps = 5;
@@ -85,6 +87,8 @@ Options parseOptions(int argc, char** argv) {
       o.dataDir = value;
     } else if (key == "--matrices") {
       o.matrices = splitList(value);
+      o.noFiles = value == "none";  // only the --synthetic ones
+      if (o.noFiles) o.matrices.clear();
     } else if (key == "--all") {
       o.all = true;
     } else if (key == "--synthetic") {
@@ -126,11 +130,12 @@ struct MatrixRun {
   std::vector<std::string>& failures;
 };
 
-/// The flag that names this matrix again: its file, or its synthetic spec.
-std::string inputFlag(const Matrix& m) {
+/// The flags that name this matrix again (shell-quoted): its file, or its synthetic spec alone.
+std::string inputFlags(const Matrix& m) {
   const std::string prefix = "synthetic ";
-  return m.path.rfind(prefix, 0) == 0 ? "--synthetic=" + m.path.substr(prefix.size())
-                                      : "--matrices=" + m.path;
+  return m.path.rfind(prefix, 0) == 0
+             ? "--matrices=none " + shellQuote("--synthetic=" + m.path.substr(prefix.size()))
+             : shellQuote("--matrices=" + m.path);
 }
 
 std::string reproducer(const MatrixRun& r, const std::string& kernels, const std::string& what) {
@@ -218,7 +223,7 @@ std::optional<ResultRow> runCase(const MatrixRun& r, const KernelSpec& k, const 
     }
   }
   for (const std::string& a : absent) row.note += " " + a + ";";
-  row.reproducer = reproducer(r, k.id(), shellQuote(inputFlag(m)));
+  row.reproducer = reproducer(r, k.id(), inputFlags(m));
   std::cerr << row.name << ": " << formatSeconds(row.seconds) << ", best peer " << row.peer << " "
             << formatSeconds(row.peerSeconds) << " -> " << fmt("%.2fx", row.ratio()) << ", "
             << fmt("%.0f%% of limit", 100 * row.fractionOfLimit()) << "\n";
@@ -275,7 +280,10 @@ ResultRow summaryRow(const MatrixRun& r, const KernelSpec& k, const std::vector<
   }
   std::string list;
   for (const std::string& path : r.o.matrices) list += (list.empty() ? "" : ",") + path;
-  std::string inputs = !list.empty() ? shellQuote("--matrices=" + list) : r.o.all ? "--all" : "";
+  std::string inputs = !list.empty() ? shellQuote("--matrices=" + list)
+                       : r.o.all     ? "--all"
+                       : r.o.noFiles ? "--matrices=none"
+                                     : "";
   for (const std::string& spec : r.o.synthetic)
     inputs += (inputs.empty() ? "" : " ") + shellQuote("--synthetic=" + spec);
   s.reproducer = reproducer(r, k.id(), inputs);
@@ -291,7 +299,7 @@ int run(int argc, char** argv) {
 
   const std::vector<MatrixFile> files = listMatrixFiles(o.dataDir);
   std::vector<std::string> paths = o.matrices;
-  if (paths.empty() && (o.synthetic.empty() || o.all)) {
+  if (paths.empty() && !o.noFiles) {
     for (const MatrixFile& f : o.all ? files : defaultSelection(files)) paths.push_back(f.path);
   }
   // Labels unique among every bundled matrix, so a case keeps its name whatever else runs.

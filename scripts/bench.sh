@@ -36,9 +36,11 @@ echo "== 2:4 GEMM epilogue families (4096x4096, batch 1 and 32)"
 echo "== JIT: first compile and cached load of a generated SpMM kernel"
 "$build/bin/bench_jit" | tee "$work/jit.md"
 
-echo "== compiled kernels: SpMV, SpMM (32, 128), SDDMM, SpGEMM on the bundled real matrices;" \
-     "peers: scipy, torch.sparse, Eigen, SuiteSparse:GraphBLAS"
-"$build/bin/bench_compiler" --python="$python" --limits="$work/limits.txt" --rows="$work/rows.tsv"
+echo "== compiled kernels: SpMV, SpMM (32, 128), SDDMM, SpGEMM on the bundled real matrices and" \
+     "a synthetic banded one past the LLC (SpMV only); peers: scipy, torch.sparse, Eigen," \
+     "SuiteSparse:GraphBLAS"
+"$build/bin/bench_compiler" --python="$python" --limits="$work/limits.txt" --rows="$work/rows.tsv" \
+  --synthetic=banded:2000000:16
 
 {
   echo "# Benchmark results"

@@ -131,6 +131,15 @@ KernelSpec parseKernelSpec(const std::string& text, const std::string& format) {
 }
 
 std::string skipReason(const KernelSpec& k, const Matrix& m) {
+  const double rows = static_cast<double>(m.rows), cols = static_cast<double>(m.cols);
+  const double n = static_cast<double>(k.n);
+  const double operands = k.op == SparseOp::kSpmm    ? (cols + rows) * n * 4
+                          : k.op == SparseOp::kSddmm ? (rows + cols) * n * 4
+                                                     : 0.0;
+  if (operands > kDenseLimitBytes) {  // e.g. the synthetic SpMV matrices past the LLC
+    return "its dense operands would take " + formatBytes(operands) + " (limit " +
+           formatBytes(kDenseLimitBytes) + ")";
+  }
   if (k.op != SparseOp::kSpgemm) return "";
   if (m.rows != m.cols) {
     return fmt("A is %.0fx%.0f: A*A needs a square matrix", static_cast<double>(m.rows),
@@ -147,6 +156,7 @@ std::string skipReason(const KernelSpec& k, const Matrix& m) {
 Operands makeOperands(const Matrix& m, const std::vector<KernelSpec>& kernels) {
   Operands o;
   for (const KernelSpec& k : kernels) {
+    if (!skipReason(k, m).empty()) continue;
     if (k.op == SparseOp::kSpmv && o.x.empty()) o.x = randomValues(m.cols, 1);
     if (k.op == SparseOp::kSpmm && !o.b.count(k.n)) {
       o.b[k.n] = randomValues(m.cols * k.n, 1000 + static_cast<uint64_t>(k.n));

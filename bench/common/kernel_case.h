@@ -39,8 +39,8 @@ struct KernelSpec {
 /// throws std::invalid_argument naming `text` otherwise.
 KernelSpec parseKernelSpec(const std::string& text, const std::string& format = "csr");
 
-/// Why `k` cannot run on `m` (SpGEMM: A is not square, or its dense result would pass
-/// kDenseLimitBytes); empty when it can.
+/// Why `k` cannot run on `m` (SpMM/SDDMM: their dense operands would pass kDenseLimitBytes;
+/// SpGEMM: A is not square, or its dense form, which the check reads, would); empty when it can.
 std::string skipReason(const KernelSpec& k, const Matrix& m);
 
 /// The dense operands of one matrix, drawn once and shared by our kernels and all peers.
