@@ -2,6 +2,7 @@
 #include "runtime/csr_spmm_match.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/csr_spmm/csr_spmm.h"
 
@@ -24,6 +25,19 @@ int tensorArg(const lower::LoweredKernel& lowered, const std::string& name) {
   return -1;
 }
 
+/// dst (cols × rows) = src (rows × cols)ᵀ, both row-major, in 32 × 32 tiles.
+void transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
+  constexpr int64_t kTile = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      for (int64_t r = r0; r < std::min(rows, r0 + kTile); ++r) {
+        for (int64_t c = c0; c < std::min(cols, c0 + kTile); ++c)
+          dst[c * rows + r] = src[r * cols + c];
+      }
+    }
+  }
+}
+
 bool isF32(const lower::TensorArg& t, const char* format) {
   return t.valueType == ir::ScalarType::kF32 && !t.densify && t.format == Format::parse(format, 2);
 }
@@ -34,28 +48,38 @@ std::optional<CsrSpmmMatch> matchCsrSpmm(const expr::CheckedKernel& kernel,
                                          const lower::LoweredKernel& lowered) {
   const expr::Statement& s = kernel.statement;
   if (s.lhs.indices.size() != 2 || lowered.tensors.size() != 3) return std::nullopt;
-  const std::string& i = s.lhs.indices[0];
-  const std::string& j = s.lhs.indices[1];
+  const std::string& p = s.lhs.indices[0];
+  const std::string& q = s.lhs.indices[1];
   const auto* r = std::get_if<expr::Reduce>(&s.rhs->node);
   if (!r || r->op != expr::ReduceOp::kSum) return std::nullopt;
   const auto* mul = std::get_if<expr::Binary>(&r->body->node);
   if (!mul || mul->op != expr::BinaryOp::kMul) return std::nullopt;
   const expr::Access* a = asAccess(mul->lhs);
   const expr::Access* b = asAccess(mul->rhs);
-  if (a && b && b->indices.size() == 2 && b->indices[0] == i) std::swap(a, b);
+  if (!a || !b || a->tensor == b->tensor) return std::nullopt;
+  const int aArg = tensorArg(lowered, a->tensor), bArg = tensorArg(lowered, b->tensor);
+  if (aArg <= 0 || bArg <= 0) return std::nullopt;
+  if (!isF32(lowered.tensors[static_cast<size_t>(aArg)], "csr")) {
+    std::swap(a, b);  // the csr factor first
+  }
   const std::string& k = r->index;
-  if (!a || !b || a->tensor == b->tensor || a->indices != std::vector<std::string>{i, k} ||
-      b->indices != std::vector<std::string>{k, j} || i == j || i == k || j == k) {
+  if (p == q || p == k || q == k) return std::nullopt;
+  CsrSpmmMatch m{a->tensor, b->tensor, tensorArg(lowered, a->tensor),
+                 tensorArg(lowered, b->tensor)};
+  if (a->indices == std::vector<std::string>{p, k} &&
+      b->indices == std::vector<std::string>{k, q}) {
+    m.rows = position(lowered.indexVars, p);  // C(p,q) = A(p,k) · B(k,q)
+    m.cols = position(lowered.indexVars, q);
+  } else if (a->indices == std::vector<std::string>{q, k} &&
+             b->indices == std::vector<std::string>{p, k}) {
+    m.transposed = true;  // Y(p,q) = W(q,k) · X(p,k): (W · Xᵀ)ᵀ, the linear layer
+    m.rows = position(lowered.indexVars, q);
+    m.cols = position(lowered.indexVars, p);
+  } else {
     return std::nullopt;
   }
-  CsrSpmmMatch m{a->tensor,
-                 b->tensor,
-                 tensorArg(lowered, a->tensor),
-                 tensorArg(lowered, b->tensor),
-                 position(lowered.indexVars, i),
-                 position(lowered.indexVars, j)};
-  if (m.aArg <= 0 || m.bArg <= 0 || m.rows < 0 || m.cols < 0 ||
-      !isF32(lowered.tensors[0], "dense") ||
+  m.inner = position(lowered.indexVars, k);
+  if (m.rows < 0 || m.cols < 0 || m.inner < 0 || !isF32(lowered.tensors[0], "dense") ||
       !isF32(lowered.tensors[static_cast<size_t>(m.aArg)], "csr") ||
       !isF32(lowered.tensors[static_cast<size_t>(m.bArg)], "dense")) {
     return std::nullopt;
@@ -72,9 +96,26 @@ KernelEntry csrSpmmEntry(const CsrSpmmMatch& m) {
     args.pos = static_cast<const int32_t*>(a.pos[1]);
     args.crd = static_cast<const int32_t*>(a.crd[1]);
     args.vals = static_cast<const float*>(a.values);
-    args.b = static_cast<const float*>(tensors[m.bArg].values);
-    args.c = static_cast<float*>(tensors[0].values);
+    const auto* b = static_cast<const float*>(tensors[m.bArg].values);
+    auto* c = static_cast<float*>(tensors[0].values);
+    if (!m.transposed || args.cols == 1) {  // one row of X is a column already
+      args.b = b;
+      args.c = c;
+      kernels::csrSpmm(args);
+      return SF_KERNEL_OK;
+    }
+    // The linear layer: Xᵀ (inner × batch) in, (W · Xᵀ) (out × batch) out, added into Y.
+    const int64_t inner = extents[m.inner], batch = args.cols, out = args.rows;
+    std::vector<float> xt(static_cast<size_t>(inner * batch));
+    std::vector<float> yt(static_cast<size_t>(out * batch), 0.0f);
+    transpose(b, batch, inner, xt.data());
+    args.b = xt.data();
+    args.c = yt.data();
     kernels::csrSpmm(args);
+    for (int64_t o = 0; o < out; ++o) {
+      for (int64_t row = 0; row < batch; ++row)
+        c[row * out + o] += yt[static_cast<size_t>(o * batch + row)];
+    }
     return SF_KERNEL_OK;
   };
 }

@@ -1,7 +1,8 @@
-// Recognizes SpMM in index notation, `C(i,j) = A(i,k) * B(k,j)` (or `+=`, either factor first)
-// with A bound as csr (f32, int32 indices) and B, C dense row-major f32, so Kernel runs the
-// hand-tuned CSR SpMM (kernels/csr_spmm) through the generated kernels' entry-point ABI instead
-// of generated code: argument binding, conversions and the output stay the runtime's.
+// Recognizes SpMM in index notation, `C(i,j) = A(i,k) * B(k,j)`, and the sparse linear layer
+// `Y(b,o) = X(b,i) * W(o,i)` (or `+=`, either factor first) with A or W bound as csr (f32, int32
+// indices) and the others dense row-major f32, so Kernel runs the hand-tuned CSR SpMM
+// (kernels/csr_spmm) through the generated kernels' entry-point ABI instead of generated code:
+// argument binding, conversions and the output stay the runtime's.
 #pragma once
 
 #include <optional>
@@ -16,7 +17,10 @@ namespace sparseflow::runtime {
 struct CsrSpmmMatch {
   std::string a, b;        ///< the csr and the dense factor
   int aArg = 0, bArg = 0;  ///< their positions among the lowered kernel's tensors
-  int rows = 0, cols = 0;  ///< positions of i and j among the extents
+  /// Positions among the extents of A's rows, of the output's other index, and of the reduced one.
+  int rows = 0, cols = 0, inner = 0;
+  /// The linear layer `Y(b,o) = W(o,i) * X(b,i)`: run as (W · Xᵀ)ᵀ through transposed copies.
+  bool transposed = false;
 };
 
 /// The match, or nullopt when the kernel is not exactly that SpMM (then it is compiled).

@@ -619,6 +619,38 @@ TEST(CompilerHandTuned, CsrSpmmRunsTheMicroKernel) {
   for (size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], 2 * want[e], 2e-4) << e;
 }
 
+TEST(CompilerHandTuned, CsrLinearLayerRunsTheMicroKernelTransposed) {
+  // Y = X · Wᵀ with W csr (a pruned linear layer): (W · Xᵀ)ᵀ through the CSR SpMM.
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  KernelOptions options;
+  options.formats = {{"W", "csr"}};
+  const int64_t out = 203, in = 317;
+  const auto w = randomValues(static_cast<size_t>(out * in), seed, 0.2);
+  const Tensor W = denseOf({out, in}, w, "csr");
+  for (const char* text : {"Y(b,o) = sum(i, X(b,i) * W(o,i))", "Y(b,o) = W(o,i) * X(b,i)"}) {
+    const Kernel k = Kernel::compile(text, options);
+    EXPECT_NE(k.describe().find("hand-tuned: CSR SpMM"), std::string::npos) << k.describe();
+    for (int64_t batch : {int64_t{1}, int64_t{3}, int64_t{40}}) {
+      const auto x = randomValues(static_cast<size_t>(batch * in), seed + 7);
+      const Tensor X = denseOf({batch, in}, x);
+      const std::vector<double> got = toDense(k.run({{"X", &X}, {"W", &W}}));
+      ASSERT_EQ(got.size(), static_cast<size_t>(batch * out));
+      for (int64_t b = 0; b < batch; ++b) {
+        for (int64_t o = 0; o < out; ++o) {
+          double want = 0;
+          for (int64_t i = 0; i < in; ++i) {
+            want += static_cast<double>(static_cast<float>(x[static_cast<size_t>(b * in + i)])) *
+                    static_cast<float>(w[static_cast<size_t>(o * in + i)]);
+          }
+          ASSERT_NEAR(got[static_cast<size_t>(b * out + o)], want, 1e-4)
+              << text << " batch " << batch << " at " << b << ", " << o;
+        }
+      }
+    }
+  }
+}
+
 TEST(CompilerRunInto, OverwritesForAssignmentAndAddsForAccumulate) {
   const uint32_t seed = freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));

@@ -51,6 +51,25 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t ta
   for (int64_t t = 0; t < tail; ++t) out[V * lanes + t] += rest[t];
 }
 
+/// One column (SpMV, a linear layer at batch 1): four interleaved partial sums per row, so the
+/// entries do not wait on one chain of additions.
+void column(const CsrSpmmArgs& a, int threads, int64_t chunk) {
+#pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
+  for (int64_t i = 0; i < a.rows; ++i) {
+    const int64_t begin = a.pos[i], end = a.pos[i + 1];
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t q = begin;
+    for (; q + 4 <= end; q += 4) {
+      s0 += a.vals[q] * a.b[a.crd[q]];
+      s1 += a.vals[q + 1] * a.b[a.crd[q + 1]];
+      s2 += a.vals[q + 2] * a.b[a.crd[q + 2]];
+      s3 += a.vals[q + 3] * a.b[a.crd[q + 3]];
+    }
+    for (; q < end; ++q) s0 += a.vals[q] * a.b[a.crd[q]];
+    a.c[i] += (s0 + s1) + (s2 + s3);
+  }
+}
+
 template <int V>
 void panel(const CsrSpmmArgs& a, int64_t j0, int64_t tail, int threads, int64_t chunk) {
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
@@ -66,6 +85,7 @@ void CsrSpmm(const CsrSpmmArgs& a) {
   const int64_t work = static_cast<int64_t>(a.pos[a.rows]) * a.cols;
   const int threads = work < 32768 ? 1 : (a.threads > 0 ? a.threads : omp_get_max_threads());
   const int64_t chunk = std::max<int64_t>(16, a.rows / (32 * std::max(threads, 1)));
+  if (a.cols == 1) return column(a, threads, chunk);
   for (int64_t j0 = 0; j0 < a.cols; j0 += width) {
     const int64_t columns = std::min(width, a.cols - j0);
     const int64_t full = columns / lanes, tail = columns % lanes;
