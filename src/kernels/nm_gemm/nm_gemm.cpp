@@ -15,6 +15,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/gemm_tile-inl.h"
+#include "kernels/nm_gemm/broadcast_tile-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
@@ -125,75 +126,22 @@ void permuteTile(const PackedNMWeights& w, int64_t pair0, const float* xs, int64
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Broadcast path: for PAIRS row pairs and BT vectors of batch, each stored weight is broadcast
-// and multiplied with the row of Xᵀ its column selects; Xᵀ chunks (k × batch tile) stay in L1.
-
-/// Stored weight K of a pair's block: its Xᵀ row is fixed by the metadata, its output row by K's
-/// half of the block. Everything is a compile-time constant but the column, so the accumulators
-/// stay in registers.
-template <int BT, size_t K>
-HWY_INLINE void broadcastSlot(VF (&low)[BT], VF (&high)[BT], const float* weights, uint32_t word,
-                              const float* xstep) {
-  constexpr size_t kHalf = kLanes / 2;
-  constexpr size_t kStride = BT * kLanes;
-  const size_t column = 4 * ((K % kHalf) / 2) + ((word >> (2 * K)) & 3u);
-  const float* xrow = xstep + column * kStride;
-  const VF wb = hn::Set(DF(), weights[K]);
-  VF(&acc)[BT] = K < kHalf ? low : high;
-  for (int v = 0; v < BT; ++v) acc[v] = hn::MulAdd(wb, hn::Load(DF(), xrow + v * kLanes), acc[v]);
+/// The broadcast tiles of BT batch vectors over pairs [p, p1): the widest pair count the
+/// accumulator budget allows where it fits, then halves (blocks are multiples of 4 pairs).
+template <typename T, int BT, int PAIRS>
+void broadcastTiles(const PackedNMWeights& w, int64_t p0, int64_t p, int64_t p1, int64_t s0,
+                    int64_t s1, const float* xt, float* acc, int64_t width) {
+  for (; p + PAIRS <= p1; p += PAIRS) {
+    broadcastTile<T, PAIRS, BT>(w, p, s0, s1, xt, acc + 2 * (p - p0) * width, s0 == 0);
+  }
+  if constexpr (PAIRS > 1) broadcastTiles<T, BT, PAIRS / 2>(w, p0, p, p1, s0, s1, xt, acc, width);
 }
 
-template <int BT, size_t... K>
-HWY_INLINE void broadcastBlock(VF (&low)[BT], VF (&high)[BT], const float* weights, uint32_t word,
-                               const float* xstep, std::index_sequence<K...>) {
-  (broadcastSlot<BT, K>(low, high, weights, word, xstep), ...);
-}
-
-/// PAIRS row pairs × BT vectors of batch over k steps [step0, step1); Xᵀ rows are BT × lanes
-/// floats apart. Accumulates into (or, when `first`, starts) acc_out: 2·PAIRS rows of BT vectors.
-template <typename T, int PAIRS, int BT>
-void broadcastTile(const PackedNMWeights& w, int64_t pair0, int64_t step0, int64_t step1,
-                   const float* xt, float* acc_out, bool first) {
-  const DF d;
-  constexpr int kRows = 2 * PAIRS;
-  constexpr int64_t kStride = BT * static_cast<int64_t>(kLanes);
-  VF acc[kRows][BT];
-  for (int r = 0; r < kRows; ++r) {
-    for (int v = 0; v < BT; ++v) {
-      acc[r][v] = first ? hn::Zero(d) : hn::Load(d, acc_out + r * kStride + v * kLanes);
-    }
-  }
-  HWY_ALIGN float wbuf[kLanes];
-  constexpr int64_t kBlockBytes = static_cast<int64_t>(kLanes * sizeof(T));
-  constexpr int64_t kMetaBytes = static_cast<int64_t>(kLanes / 4);
-  const uint8_t* values = w.block(pair0, 0);
-  const uint8_t* meta = w.blockMeta(pair0, 0);
-  const int64_t pairValueStride = w.steps * kBlockBytes, pairMetaStride = w.steps * kMetaBytes;
-  for (int64_t s = step0; s < step1; ++s) {
-    const float* xstep = xt + s * static_cast<int64_t>(kLanes) * kStride;
-    [&]<size_t... Q>(std::index_sequence<Q...>) {
-      (
-          [&] {
-            const uint8_t* block =
-                values + static_cast<int64_t>(Q) * pairValueStride + s * kBlockBytes;
-            const float* weights = reinterpret_cast<const float*>(block);
-            if constexpr (!std::is_same_v<T, float>) {
-              hn::Store(loadAsFloat<T>(DF(), block), d, wbuf);
-              weights = wbuf;
-            }
-            const uint32_t word =
-                loadMetaWord(meta + static_cast<int64_t>(Q) * pairMetaStride + s * kMetaBytes);
-            broadcastBlock<BT>(acc[2 * Q], acc[2 * Q + 1], weights, word, xstep,
-                               std::make_index_sequence<kLanes>());
-          }(),
-          ...);
-    }
-    (std::make_index_sequence<PAIRS>());
-  }
-  for (int r = 0; r < kRows; ++r) {
-    for (int v = 0; v < BT; ++v) hn::Store(acc[r][v], d, acc_out + r * kStride + v * kLanes);
-  }
+template <typename T, int BT>
+void broadcastBlock(const PackedNMWeights& w, int64_t p0, int64_t p1, int64_t s0, int64_t s1,
+                    const float* xt, float* acc) {
+  constexpr int kPairs = broadcast::kMaxAccumulators / (2 * BT);
+  broadcastTiles<T, BT, kPairs>(w, p0, p0, p1, s0, s1, xt, acc, BT * static_cast<int64_t>(kLanes));
 }
 
 hwy::AlignedFreeUniquePtr<float[]> paddedRows(const NMGemmArgs& args, int64_t in, int64_t kp,
@@ -288,16 +236,12 @@ void runBroadcast(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemm
         const int64_t p1 = std::min(w.pairs, p0 + blockPairs);
         for (int64_t s0 = 0; s0 < w.steps; s0 += chunk) {
           const int64_t s1 = std::min(w.steps, s0 + chunk);
-          const bool first = s0 == 0;
-          for (int64_t p = p0; p < p1;) {
-            float* a = acc.get() + 2 * (p - p0) * width;
-            if (vectors == 4) {
-              broadcastTile<T, 1, 4>(w, p, s0, s1, xt.get(), a, first), p += 1;
-            } else if (vectors == 2) {
-              broadcastTile<T, 2, 2>(w, p, s0, s1, xt.get(), a, first), p += 2;
-            } else {
-              broadcastTile<T, 4, 1>(w, p, s0, s1, xt.get(), a, first), p += 4;
-            }
+          if (vectors == 4) {
+            broadcastBlock<T, 4>(w, p0, p1, s0, s1, xt.get(), acc.get());
+          } else if (vectors == 2) {
+            broadcastBlock<T, 2>(w, p0, p1, s0, s1, xt.get(), acc.get());
+          } else {
+            broadcastBlock<T, 1>(w, p0, p1, s0, s1, xt.get(), acc.get());
           }
         }
         // acc is (2 × pairs) × width; the tile wants batch rows × outputs.
