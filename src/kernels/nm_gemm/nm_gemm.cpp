@@ -236,11 +236,14 @@ void runBroadcast(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemm
   const int64_t blockPairs = plan.pairsPerBlock;
   const int64_t blocks = (w.pairs + blockPairs - 1) / blockPairs;
   const int64_t chunk = std::max<int64_t>(plan.stepsPerChunk, 1);
-  const int64_t maxWidth = int64_t{plan.maxBatchVectors} * static_cast<int64_t>(kLanes);
+  const int64_t maxWidth =
+      int64_t{std::clamp<int32_t>(plan.maxBatchVectors, 1, 4)} * static_cast<int64_t>(kLanes);
   auto xt = zeroedFloats(kp * maxWidth);
 
   for (int64_t b0 = 0; b0 < args.batch;) {
-    const int64_t vectorsLeft = (args.batch - b0 + kLanes - 1) / kLanes;
+    // The widest instantiated tile (4, 2 or 1 vectors) that the rest fills and the plan allows.
+    const int64_t vectorsLeft = std::min<int64_t>((args.batch - b0 + kLanes - 1) / kLanes,
+                                                  std::clamp<int32_t>(plan.maxBatchVectors, 1, 4));
     const int vectors = vectorsLeft >= 4 ? 4 : vectorsLeft >= 2 ? 2 : 1;
     const int64_t width = vectors * static_cast<int64_t>(kLanes);
     const int64_t rows = std::min(width, args.batch - b0);

@@ -107,15 +107,20 @@ TEST(NMGemm, ForcedPlansMatchTheDefault) {
     for (auto path : {kernels::NMGemmPath::kPermute, kernels::NMGemmPath::kBroadcast}) {
       for (int64_t chunk : {int64_t{1}, int64_t{3}, int64_t{1000}}) {
         for (int64_t block : {int64_t{4}, int64_t{8}, int64_t{64}}) {
-          kernels::NMGemmPlan plan;
-          plan.path = path;
-          plan.lanes = lanes;
-          plan.pairsPerBlock = block;
-          plan.stepsPerChunk = chunk;
-          plan.maxBatchVectors = 4;
-          plan.threads = 2;
-          SCOPED_TRACE("batch " + std::to_string(batch) + " plan " + plan.toString());
-          raw.check([&](const kernels::GemmArgs& args) { kernels::runNMGemm(packed, args, plan); });
+          // Batch tiles capped at 1, 2 and 4 vectors: every broadcast tile width on every batch.
+          for (int32_t vectors : {1, 2, 4}) {
+            if (path == kernels::NMGemmPath::kPermute && vectors != 4) continue;
+            kernels::NMGemmPlan plan;
+            plan.path = path;
+            plan.lanes = lanes;
+            plan.pairsPerBlock = block;
+            plan.stepsPerChunk = chunk;
+            plan.maxBatchVectors = vectors;
+            plan.threads = 2;
+            SCOPED_TRACE("batch " + std::to_string(batch) + " plan " + plan.toString());
+            raw.check(
+                [&](const kernels::GemmArgs& args) { kernels::runNMGemm(packed, args, plan); });
+          }
         }
       }
     }
