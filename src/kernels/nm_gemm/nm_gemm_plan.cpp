@@ -28,13 +28,17 @@ NMGemmPlan chooseNMGemmPlan(const NMGemmShape& shape, int32_t lanes,
   const int64_t pairs = ceilDiv(std::max<int64_t>(shape.outFeatures, 1), 2);
 
   if (plan.path == NMGemmPath::kBroadcast) {
-    // Up to 4 vectors of batch per tile (the register budget: 2 rows × 4 vectors accumulators
-    // plus the operands), and k chunks whose Xᵀ rows (chunk × tile width × 4 bytes) fill half
-    // L1: every stored weight reads one such row, and from L2 that read is the bottleneck
-    // (measured 15-20% slower at batch 32 and 128).
-    plan.maxBatchVectors = 4;
+    // Batch tiles of 4, 2 or 1 vectors (the register budget: 16 accumulators on AVX-512, 8
+    // below); the widest one this batch fills, rounding up (a partly filled tile beats two).
+    const int64_t vectors = ceilDiv(shape.batch, int64_t{plan.lanes});
+    plan.maxBatchVectors = vectors >= 4 ? 4 : vectors >= 2 ? 2 : 1;
+    // k chunks whose Xᵀ rows (chunk × tile width × 4 bytes) fill an eighth of L2. Every pair's
+    // weights are read in runs of one chunk, and short runs starve the prefetchers: on Zen 4
+    // (1 MiB L2) half-L1 chunks (4 steps) were 1.5x slower at batch 32 and 1.25x at batch 128
+    // than an eighth of L2, and a quarter of L2 was 10% slower at batch 128 (Xᵀ rows then
+    // miss L2).
     const int64_t tileBytesPerColumn = int64_t{plan.maxBatchVectors} * plan.lanes * 4;
-    const int64_t columns = std::max<int64_t>(caches.l1d / 2 / tileBytesPerColumn, plan.lanes);
+    const int64_t columns = std::max<int64_t>(caches.l2 / 8 / tileBytesPerColumn, plan.lanes);
     const int64_t steps = ceilDiv(std::max<int64_t>(shape.inFeatures, 1), plan.lanes);
     plan.stepsPerChunk = std::min(steps, std::max<int64_t>(columns / plan.lanes, 1));
   }

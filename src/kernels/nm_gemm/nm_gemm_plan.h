@@ -26,7 +26,7 @@ struct NMGemmPlan {
   NMGemmPath path = NMGemmPath::kPermute;
   int32_t lanes = 0;            ///< f32 lanes of the SIMD target the plan is for
   int64_t pairsPerBlock = 0;    ///< row pairs per thread task (outputs per task = 2 × this)
-  int64_t stepsPerChunk = 0;    ///< kBroadcast: lanes-wide k steps whose Xᵀ rows stay in L1
+  int64_t stepsPerChunk = 0;    ///< kBroadcast: lanes-wide k steps whose Xᵀ rows stay in L2
   int32_t maxBatchVectors = 0;  ///< kBroadcast: widest batch tile, in vectors of `lanes`
   int32_t threads = 1;
   std::string toString() const;

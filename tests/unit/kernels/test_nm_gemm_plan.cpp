@@ -1,5 +1,5 @@
-// The 2:4 GEMM's tile selection: path by batch, k chunks that fit half of L1, blocks that
-// balance the threads and divide into every pair tile.
+// The 2:4 GEMM's tile selection: path by batch, batch tiles the batch fills, k chunks that fit an
+// eighth of L2, blocks that balance the threads and divide into every pair tile.
 #include <gtest/gtest.h>
 
 #include "kernels/nm_gemm/nm_gemm_plan.h"
@@ -19,17 +19,37 @@ TEST(NMGemmPlan, PathFollowsTheBatch) {
   }
 }
 
-TEST(NMGemmPlan, ChunksFitHalfOfL1) {
-  for (int64_t l1 : {int64_t{32} << 10, int64_t{48} << 10, int64_t{64} << 10}) {
+TEST(NMGemmPlan, BatchTilesAreTheWidestTheBatchFills) {
+  const support::CacheSizes caches;
+  for (int32_t lanes : {4, 8, 16}) {
+    for (int64_t batch : {16, 17, 31, 32, 33, 47, 48, 64, 65, 128, 512}) {
+      if (batch < lanes) continue;
+      const NMGemmPlan plan = chooseNMGemmPlan({batch, 768, 768}, lanes, caches, 2);
+      const int64_t vectors = (batch + lanes - 1) / lanes;
+      EXPECT_EQ(plan.maxBatchVectors, vectors >= 4   ? 4
+                                      : vectors >= 2 ? 2
+                                                     : 1)
+          << "batch " << batch << ": " << plan.toString();
+    }
+  }
+}
+
+TEST(NMGemmPlan, ChunksFitAnEighthOfL2) {
+  for (int64_t l2 : {int64_t{256} << 10, int64_t{1} << 20, int64_t{2} << 20}) {
     support::CacheSizes caches;
-    caches.l1d = l1;
-    for (int64_t in : {16, 768, 3072, 11008}) {
-      const NMGemmPlan plan = chooseNMGemmPlan({128, 768, in}, 16, caches, 2);
-      ASSERT_EQ(plan.path, NMGemmPath::kBroadcast);
-      const int64_t bytes = plan.stepsPerChunk * 16 * plan.maxBatchVectors * 16 * 4;
-      EXPECT_LE(bytes, l1 / 2) << plan.toString();
-      EXPECT_GE(plan.stepsPerChunk, 1);
-      EXPECT_LE(plan.stepsPerChunk * 16, (in + 15) / 16 * 16) << "never past the matrix";
+    caches.l2 = l2;
+    for (int64_t batch : {16, 32, 128}) {
+      for (int64_t in : {16, 768, 3072, 11008}) {
+        const NMGemmPlan plan = chooseNMGemmPlan({batch, 768, in}, 16, caches, 2);
+        ASSERT_EQ(plan.path, NMGemmPath::kBroadcast);
+        const int64_t bytes = plan.stepsPerChunk * 16 * plan.maxBatchVectors * 16 * 4;
+        EXPECT_LE(bytes, l2 / 8) << plan.toString();
+        EXPECT_GE(plan.stepsPerChunk, 1);
+        const int64_t steps = (in + 15) / 16;
+        EXPECT_LE(plan.stepsPerChunk, steps) << "never past the matrix";
+        // Not needlessly small: doubling the chunk would overflow the budget or the matrix.
+        EXPECT_TRUE(2 * bytes > l2 / 8 || plan.stepsPerChunk == steps) << plan.toString();
+      }
     }
   }
 }

@@ -94,32 +94,40 @@ TEST(NMLinear, SingleAndTwoThreadsAgree) {
   testing::forThreadCounts([&](const Case& c, int32_t threads) { checkCase(c, rng, threads); });
 }
 
-/// Every instantiated tile path: force plans (small chunks, small blocks) on one shape.
+/// Every instantiated tile path on every target (each has its own tile list: 16 accumulators
+/// with AVX-512, 8 below): force plans (small chunks, small blocks, capped batch tiles).
 TEST(NMGemm, ForcedPlansMatchTheDefault) {
   SF_SEEDED_RNG(rng);
   const int64_t out = 75, in = 333;
-  const int32_t lanes = kernels::nmGemmLanes();
   const std::vector<double> w = random24(out, in, DType::kF32, rng);
   const Tensor weights = fromDense({out, in}, w.data(), Format::parse("2:4", 2));
-  const kernels::PackedNMWeights packed = kernels::packNMWeights(weights, lanes);
-  for (int64_t batch : {1, 3, 5, 9, 17, 40, 70}) {
-    const testing::RawGemmCase raw(w, out, in, batch, rng);
-    for (auto path : {kernels::NMGemmPath::kPermute, kernels::NMGemmPath::kBroadcast}) {
-      for (int64_t chunk : {int64_t{1}, int64_t{3}, int64_t{1000}}) {
-        for (int64_t block : {int64_t{4}, int64_t{8}, int64_t{64}}) {
-          kernels::NMGemmPlan plan;
-          plan.path = path;
-          plan.lanes = lanes;
-          plan.pairsPerBlock = block;
-          plan.stepsPerChunk = chunk;
-          plan.maxBatchVectors = 4;
-          plan.threads = 2;
-          SCOPED_TRACE("batch " + std::to_string(batch) + " plan " + plan.toString());
-          raw.check([&](const kernels::GemmArgs& args) { kernels::runNMGemm(packed, args, plan); });
+  forEachTarget([&](bool) {
+    const int32_t lanes = kernels::nmGemmLanes();
+    const kernels::PackedNMWeights packed = kernels::packNMWeights(weights, lanes);
+    for (int64_t batch : {1, 3, 5, 9, 17, 40, 70}) {
+      const testing::RawGemmCase raw(w, out, in, batch, rng);
+      for (auto path : {kernels::NMGemmPath::kPermute, kernels::NMGemmPath::kBroadcast}) {
+        for (int64_t chunk : {int64_t{1}, int64_t{3}, int64_t{1000}}) {
+          for (int64_t block : {int64_t{4}, int64_t{8}, int64_t{64}}) {
+            // Batch tiles capped at 1, 2 and 4 vectors: every broadcast tile width.
+            for (int32_t vectors : {1, 2, 4}) {
+              if (path == kernels::NMGemmPath::kPermute && vectors != 4) continue;
+              kernels::NMGemmPlan plan;
+              plan.path = path;
+              plan.lanes = lanes;
+              plan.pairsPerBlock = block;
+              plan.stepsPerChunk = chunk;
+              plan.maxBatchVectors = vectors;
+              plan.threads = 2;
+              SCOPED_TRACE("batch " + std::to_string(batch) + " plan " + plan.toString());
+              raw.check(
+                  [&](const kernels::GemmArgs& args) { kernels::runNMGemm(packed, args, plan); });
+            }
+          }
         }
       }
     }
-  }
+  });
 }
 
 TEST(NMLinear, DescribesItsPlan) {
