@@ -22,7 +22,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 
 /// Entries ahead whose B row is prefetched.
-constexpr int64_t kPrefetchDistance = 8;
+constexpr int64_t kPrefetchDistance = 16;
+/// Vectors of C's row held in registers: a panel of 128 columns on AVX-512 (64 on AVX2), so a
+/// row of B up to that width is read once, whole, per entry (panels split a wider B).
+constexpr int kMaxVectors = 8;
 
 /// Row i of C, columns [j0, j0 + V·lanes + tail): V full vectors in registers, `tail` (< lanes)
 /// columns in scalars.
@@ -36,8 +39,9 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t ta
   const int64_t begin = a.pos[i], end = a.pos[i + 1];
   const float* bPanel = a.b + j0;
   for (int64_t q = begin; q < end; ++q) {
-    if (q + kPrefetchDistance < end) {
-      hwy::Prefetch(bPanel + static_cast<int64_t>(a.crd[q + kPrefetchDistance]) * a.cols);
+    if (q + kPrefetchDistance < end) {  // every cache line of that entry's panel of B
+      const float* ahead = bPanel + static_cast<int64_t>(a.crd[q + kPrefetchDistance]) * a.cols;
+      for (int64_t line = 0; line < V * lanes; line += 16) hwy::Prefetch(ahead + line);
     }
     const float* row = bPanel + static_cast<int64_t>(a.crd[q]) * a.cols;
     const auto value = hn::Set(d, a.vals[q]);
@@ -79,7 +83,7 @@ void panel(const CsrSpmmArgs& a, int64_t j0, int64_t tail, int threads, int64_t 
 void CsrSpmm(const CsrSpmmArgs& a) {
   const DF d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t width = 4 * lanes;
+  const int64_t width = kMaxVectors * lanes;
   // One thread unless the work (multiply-adds) is worth a fork; chunks of ~1/32 of a thread's
   // rows (load balance for skewed rows) and never below 16.
   const int64_t work = static_cast<int64_t>(a.pos[a.rows]) * a.cols;
@@ -90,6 +94,10 @@ void CsrSpmm(const CsrSpmmArgs& a) {
     const int64_t columns = std::min(width, a.cols - j0);
     const int64_t full = columns / lanes, tail = columns % lanes;
     switch (full) {
+      case 8: panel<8>(a, j0, tail, threads, chunk); break;
+      case 7: panel<7>(a, j0, tail, threads, chunk); break;
+      case 6: panel<6>(a, j0, tail, threads, chunk); break;
+      case 5: panel<5>(a, j0, tail, threads, chunk); break;
       case 4: panel<4>(a, j0, tail, threads, chunk); break;
       case 3: panel<3>(a, j0, tail, threads, chunk); break;
       case 2: panel<2>(a, j0, tail, threads, chunk); break;
@@ -104,7 +112,7 @@ const char* CsrSpmmTarget() {
 }
 
 int64_t CsrSpmmWidth() {
-  return 4 * static_cast<int64_t>(hn::Lanes(DF()));
+  return kMaxVectors * static_cast<int64_t>(hn::Lanes(DF()));
 }
 
 }  // namespace sparseflow::kernels::HWY_NAMESPACE
