@@ -31,9 +31,10 @@ struct Kernel::Impl {
   std::string source;
   std::string ir;
   jit::CompileResult compiled;
-  runtime::KernelEntry entry;     ///< the generated code's, or a hand-tuned kernel's (CSR SpMM)
-  std::string handTuned;          ///< what describe() says of the hand-tuned kernel, if one runs
-  runtime::KernelEntry symbolic;  ///< the first phase of a kernel that assembles its output
+  runtime::KernelEntry entry;  ///< the generated code's, or a hand-tuned kernel's (CSR SpMM)
+  std::string handTuned;       ///< what describe() says of the hand-tuned kernel, if one runs
+  mutable runtime::ShapeCache shapes;  ///< the last input shapes' check, reused per call
+  runtime::KernelEntry symbolic;       ///< the first phase of a kernel that assembles its output
   /// Set when the kernel is the 2:4 linear layer: the hand-tuned NMLinear runs instead.
   std::shared_ptr<runtime::NMLinearRunner> nmLinear;
   DType outputType = DType::kF32;
@@ -204,7 +205,7 @@ Tensor Kernel::run(const std::map<std::string, const Tensor*>& inputs,
     return impl_->nmLinear->run(inputs, impl_->outputType);
   }
   const runtime::BoundInputs bound =
-      runtime::bindInputs(impl_->statement, impl_->lowered, inputs, params);
+      runtime::bindInputs(impl_->statement, impl_->lowered, inputs, params, &impl_->shapes);
   if (impl_->symbolic)
     return runtime::runAssembling(impl_->lowered, bound, impl_->symbolic, impl_->entry,
                                   impl_->text);
@@ -231,7 +232,7 @@ void Kernel::run(const std::map<std::string, const Tensor*>& inputs, Tensor& out
     return;
   }
   const runtime::BoundInputs bound =
-      runtime::bindInputs(impl_->statement, impl_->lowered, inputs, params);
+      runtime::bindInputs(impl_->statement, impl_->lowered, inputs, params, &impl_->shapes);
   const lower::TensorArg& out = impl_->lowered.tensors[0];
   SF_USER_CHECK(output.shape() == bound.outputShape)
       << "output '" << out.name << "' has the wrong shape for these inputs";

@@ -4,6 +4,8 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,10 +31,30 @@ struct BoundInputs {
   std::vector<int64_t> outputShape;
 };
 
-/// Checks and converts the inputs of `kernel` (statement + lowered form).
+/// What the shape check derived for the last input shapes and dtypes a kernel ran with: checking
+/// them again on every call was most of a small kernel's per-call cost. Thread-safe.
+class ShapeCache {
+ public:
+  struct Shapes {
+    std::vector<std::vector<int64_t>> inputShapes;  ///< in lowered input order
+    std::vector<DType> inputTypes;
+    std::vector<int64_t> extents;  ///< in lowered.indexVars order
+    std::vector<int64_t> outputShape;
+  };
+  /// The extents and output shape when the inputs are shaped and typed as last time.
+  bool find(const std::vector<const Tensor*>& inputs, Shapes* out) const;
+  void store(Shapes shapes);
+
+ private:
+  mutable std::mutex mutex_;
+  std::optional<Shapes> last_;
+};
+
+/// Checks and converts the inputs of `kernel` (statement + lowered form). `cache`, when given,
+/// skips the shape check for inputs shaped as in its last call.
 BoundInputs bindInputs(const expr::Statement& statement, const lower::LoweredKernel& lowered,
                        const std::map<std::string, const Tensor*>& inputs,
-                       const std::map<std::string, double>& params);
+                       const std::map<std::string, double>& params, ShapeCache* cache = nullptr);
 
 /// What the output must look like for the bound inputs: dense, or the pattern input's structure.
 struct OutputLayout {

@@ -651,6 +651,35 @@ TEST(CompilerHandTuned, CsrLinearLayerRunsTheMicroKernelTransposed) {
   }
 }
 
+TEST(CompilerRun, ShapesChangeBetweenCallsAndBadShapesAreStillRefused) {
+  // The runtime reuses the last call's shape check when the inputs are shaped alike: other
+  // shapes must be checked again (results right, mismatches refused).
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  KernelOptions options;
+  options.formats = {{"A", "csr"}};
+  const Kernel k = Kernel::compile("y(i) = A(i,j) * x(j)", options);
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{6, 9}, {11, 4}}) {
+      const auto a = randomValues(static_cast<size_t>(rows * cols), seed + round, 0.5);
+      const auto x = randomValues(static_cast<size_t>(cols), seed + 3);
+      const Tensor A = denseOf({rows, cols}, a, "csr"), X = denseOf({cols}, x);
+      const std::vector<double> got = toDense(k.run({{"A", &A}, {"x", &X}}));
+      ASSERT_EQ(got.size(), static_cast<size_t>(rows));
+      for (int64_t i = 0; i < rows; ++i) {
+        double want = 0;
+        for (int64_t j = 0; j < cols; ++j) {
+          want += static_cast<double>(static_cast<float>(a[static_cast<size_t>(i * cols + j)])) *
+                  static_cast<float>(x[static_cast<size_t>(j)]);
+        }
+        EXPECT_NEAR(got[static_cast<size_t>(i)], want, 1e-5) << rows << "x" << cols;
+      }
+      const Tensor wrong = denseOf({cols + 1}, std::vector<double>(static_cast<size_t>(cols + 1)));
+      EXPECT_THROW((void)k.run({{"A", &A}, {"x", &wrong}}), Error);
+    }
+  }
+}
+
 TEST(CompilerRunInto, OverwritesForAssignmentAndAddsForAccumulate) {
   const uint32_t seed = freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
