@@ -93,6 +93,7 @@ KernelEntry csrSpmmEntry(const CsrSpmmMatch& m) {
     kernels::CsrSpmmArgs args;
     args.rows = extents[m.rows];
     args.cols = extents[m.cols];
+    args.inner = extents[m.inner];
     args.pos = static_cast<const int32_t*>(a.pos[1]);
     args.crd = static_cast<const int32_t*>(a.crd[1]);
     args.vals = static_cast<const float*>(a.values);

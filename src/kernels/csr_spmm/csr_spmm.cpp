@@ -23,13 +23,15 @@ using DF = hn::ScalableTag<float>;
 
 /// Entries ahead whose B row is prefetched.
 constexpr int64_t kPrefetchDistance = 16;
+/// B larger than this (half a Zen 4 L2) has its rows prefetched.
+constexpr int64_t kPrefetchAboveBytes = 512 * 1024;
 /// Vectors of C's row held in registers: a panel of 128 columns on AVX-512 (64 on AVX2), so a
 /// row of B up to that width is read once, whole, per entry (panels split a wider B).
 constexpr int kMaxVectors = 8;
 
 /// Row i of C, columns [j0, j0 + V·lanes + tail): V full vectors in registers, `tail` (< lanes)
 /// columns in scalars.
-template <int V>
+template <int V, bool kPrefetch>
 HWY_INLINE void panelRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t tail) {
   const DF d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
@@ -39,7 +41,7 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t ta
   const int64_t begin = a.pos[i], end = a.pos[i + 1];
   const float* bPanel = a.b + j0;
   for (int64_t q = begin; q < end; ++q) {
-    if (q + kPrefetchDistance < end) {  // every cache line of that entry's panel of B
+    if (kPrefetch && q + kPrefetchDistance < end) {  // every line of that entry's panel of B
       const float* ahead = bPanel + static_cast<int64_t>(a.crd[q + kPrefetchDistance]) * a.cols;
       for (int64_t line = 0; line < V * lanes; line += 16) hwy::Prefetch(ahead + line);
     }
@@ -76,8 +78,15 @@ void column(const CsrSpmmArgs& a, int threads, int64_t chunk) {
 
 template <int V>
 void panel(const CsrSpmmArgs& a, int64_t j0, int64_t tail, int threads, int64_t chunk) {
+  // B rows are prefetched only when B is past half the L2: from the L2 the hardware keeps up,
+  // and the prefetches would take load slots from B's loads.
+  if (a.inner == 0 || a.inner * a.cols * 4 > kPrefetchAboveBytes) {
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
-  for (int64_t i = 0; i < a.rows; ++i) panelRow<V>(a, i, j0, tail);
+    for (int64_t i = 0; i < a.rows; ++i) panelRow<V, true>(a, i, j0, tail);
+    return;
+  }
+#pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
+  for (int64_t i = 0; i < a.rows; ++i) panelRow<V, false>(a, i, j0, tail);
 }
 
 void CsrSpmm(const CsrSpmmArgs& a) {

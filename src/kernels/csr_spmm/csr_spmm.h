@@ -11,6 +11,7 @@ namespace sparseflow::kernels {
 struct CsrSpmmArgs {
   int64_t rows = 0;              ///< rows of A and C
   int64_t cols = 0;              ///< columns of B and C
+  int64_t inner = 0;             ///< rows of B (columns of A); 0 when unknown (B counts as large)
   const int32_t* pos = nullptr;  ///< rows + 1 row starts of A
   const int32_t* crd = nullptr;  ///< column of each entry of A (a row of B)
   const float* vals = nullptr;
