@@ -1,7 +1,7 @@
-// The compiler on bundled real matrices: SpGEMM into csr (assembled through workspaces) and a
+// The compiler on bundled real matrices: SpGEMM into csr (assembled through workspaces), a
 // sparse add of a matrix and its transpose into csr (co-iterated, the transpose read through a
-// copy in the first operand's level order), against float64 references computed from the
-// matrices' entries.
+// copy in the first operand's level order), and the hand-tuned CSR SpMM and csr linear layer,
+// against float64 references computed from the matrices' entries.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -99,6 +99,53 @@ TEST_P(RealMatrixKernels, SpGEMMAndAddIntoCsr) {
     }
   }
   expectRowsMatch(sum, added, GetParam() + " A+2A^T");
+}
+
+TEST_P(RealMatrixKernels, HandTunedSpMMAndLinearLayer) {
+  // The CSR SpMM micro-kernel (C = A·B) and the csr linear layer (Y = X·Aᵀ) on real rows,
+  // against float64 from the entries; widths around the vector and panel sizes.
+  const std::string path = std::string(SPARSEFLOW_DATA_DIR) + "/" + GetParam();
+  const Tensor A = convert(read(path), "csr");
+  const Rows a = rowsOf(A);
+  const int64_t rows = A.shape()[0], cols = A.shape()[1];
+  KernelOptions options;
+  options.formats = {{"A", "csr"}};
+  const Kernel spmm = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", options);
+  const Kernel linear = Kernel::compile("Y(b,o) = X(b,i) * A(o,i)", options);
+  ASSERT_NE(spmm.describe().find("hand-tuned: CSR SpMM"), std::string::npos) << spmm.describe();
+  ASSERT_NE(linear.describe().find("hand-tuned: CSR SpMM"), std::string::npos);
+  for (const int64_t n : {int64_t{33}, int64_t{128}}) {
+    std::vector<double> b(static_cast<size_t>(cols * n));
+    for (size_t e = 0; e < b.size(); ++e) b[e] = static_cast<float>(std::sin(0.37 * e + n));
+    const Tensor B = fromDense({cols, n}, b.data(), Format::parse("dense", 2));
+    const std::vector<double> c = toDense(spmm.run({{"A", &A}, {"B", &B}}));
+    // X = Bᵀ (n × cols), so Y = X·Aᵀ is (A·B)ᵀ.
+    std::vector<double> x(static_cast<size_t>(n * cols));
+    for (int64_t k = 0; k < cols; ++k) {
+      for (int64_t j = 0; j < n; ++j)
+        x[static_cast<size_t>(j * cols + k)] = b[static_cast<size_t>(k * n + j)];
+    }
+    const Tensor X = fromDense({n, cols}, x.data(), Format::parse("dense", 2));
+    const std::vector<double> y = toDense(linear.run({{"X", &X}, {"A", &A}}));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0, scale = 0;
+        for (const auto& [k, v] : a[static_cast<size_t>(i)]) {
+          const double term =
+              static_cast<double>(static_cast<float>(v)) * b[static_cast<size_t>(k * n + j)];
+          want += term;
+          scale += std::fabs(term);
+        }
+        const double tol = 1e-5 * scale + 1e-30;
+        if (!(std::fabs(c[static_cast<size_t>(i * n + j)] - want) <= tol) && ++bad <= 5)
+          ADD_FAILURE() << GetParam() << " SpMM " << n << ": (" << i << ", " << j << ")";
+        if (!(std::fabs(y[static_cast<size_t>(j * rows + i)] - want) <= tol) && ++bad <= 5)
+          ADD_FAILURE() << GetParam() << " linear " << n << ": (" << j << ", " << i << ")";
+      }
+    }
+    EXPECT_EQ(bad, 0) << GetParam() << " width " << n;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Data, RealMatrixKernels,

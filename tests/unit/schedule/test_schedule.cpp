@@ -75,6 +75,21 @@ TEST(ScheduleText, ErrorsGiveTheColumn) {
   }
 }
 
+TEST(DefaultSchedule, GeneratedCodeSplitsSumsAndForksOnlyForEnoughWork) {
+  // The C++-only default passes: the row sum of an SpMV over a compressed level in four partial
+  // sums, and every parallel region guarded by the inputs' entry count.
+  KernelOptions options;
+  options.formats = {{"A", "csr"}};
+  const std::string source = Kernel::compile(kSpmv, options).source();
+  EXPECT_NE(source.find("acc0_p1 += "), std::string::npos) << source;
+  EXPECT_NE(source.find("acc0 += ((acc0_p1 + acc0_p2) + acc0_p3)"), std::string::npos) << source;
+  EXPECT_NE(source.find("schedule(dynamic, sf_chunk("), std::string::npos) << source;
+  EXPECT_NE(source.find(" if(sf_parallel)"), std::string::npos) << source;
+  EXPECT_NE(source.find("sf_extents[2] >= SF_PARALLEL_MIN_WORK"), std::string::npos) << source;
+  // The printed loop IR stays the one users schedule.
+  EXPECT_EQ(Kernel::compile(kSpmv, options).ir().find("acc0_p1"), std::string::npos);
+}
+
 TEST(SchedulePrimitives, DefaultIsParallelOuterLoop) {
   const std::string ir = irOf(kSpmv, {{"A", "csr"}}, "");
   EXPECT_NE(ir.find("for v_i in [0, n_i) parallel:"), std::string::npos) << ir;
