@@ -19,10 +19,10 @@ namespace {
 namespace fs = std::filesystem;
 using sparseflow::bench::formatSeconds;
 using sparseflow::bench::median;
+
 /// A CSR SpMM (A csr, B and C dense row-major) of the size and OpenMP shape of generated code: a
 /// fixed source, so the compile and load times do not move with the code generator or with the
 /// hand-tuned kernel that now serves this SpMM in `Kernel` (src/kernels/csr_spmm).
-/// What the C code generator emits for C = A * B with A in CSR and B, C dense row-major.
 const char* const kSpmmSource =
     R"(// CSR SpMM: C[i,:] = sum_p val[p] * B[crd[p],:] for p in pos[i]..pos[i+1].
 #include <cstdint>
