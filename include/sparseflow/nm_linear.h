@@ -41,8 +41,10 @@ class NMLinear {
   /// The same on raw row-major arrays: x is batch × in of `type`, y batch × out of `type`.
   void forward(const void* x, DType type, int64_t batch, void* y) const;
 
-  /// The SIMD target and the tile plan that forward() uses for this batch size.
+  /// The SIMD target and the tile plan that forward() uses for this batch size, with x in the
+  /// weights' dtype (the second form: x of `xType`).
   std::string describe(int64_t batch) const;
+  std::string describe(int64_t batch, DType xType) const;
   /// Bytes of packed weights (values + metadata) streamed by one forward().
   int64_t weightBytes() const;
 

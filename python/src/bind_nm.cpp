@@ -140,7 +140,9 @@ void bindNM(py::module_& m) {
           "weight_dtype", [](const NMLinear& l) { return std::string(dtypeName(l.weightType())); })
       .def_property_readonly("epilogue", [](const NMLinear& l) { return l.epilogue().toString(); })
       .def_property_readonly("weight_bytes", &NMLinear::weightBytes)
-      .def("describe", &NMLinear::describe, py::arg("batch"))
+      .def(
+          "describe", [](const NMLinear& l, int64_t batch) { return l.describe(batch); },
+          py::arg("batch"))
       .def(
           "forward",
           [](const NMLinear& l, const Tensor& x) {

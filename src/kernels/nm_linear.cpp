@@ -3,6 +3,7 @@
 #include "sparseflow/nm_linear.h"
 
 #include "kernels/linear_checks.h"
+#include "kernels/nm_gemm/bf16_dot.h"
 #include "kernels/nm_gemm/nm_gemm.h"
 
 namespace sparseflow {
@@ -54,9 +55,14 @@ int64_t NMLinear::weightBytes() const {
 }
 
 std::string NMLinear::describe(int64_t batch) const {
+  return describe(batch, weightType());
+}
+
+std::string NMLinear::describe(int64_t batch, DType xType) const {
   const int32_t lanes = kernels::nmGemmLanes();
   const kernels::NMGemmPlan plan = kernels::chooseNMGemmPlan(
-      {batch, outFeatures(), inFeatures()}, lanes, support::cacheSizes(), impl_->threads);
+      {batch, outFeatures(), inFeatures()}, lanes, support::cacheSizes(), impl_->threads,
+      kernels::bf16DotApplies(impl_->packedFor(lanes), xType));
   return std::string(kernels::nmGemmTargetName()) + ": " + plan.toString();
 }
 
@@ -66,8 +72,9 @@ void NMLinear::forward(const void* x, DType type, int64_t batch, void* y) const 
   const kernels::PackedNMWeights& packed = impl_->packedFor(lanes);
   const kernels::GemmArgs args =
       kernels::linearArgs(x, type, batch, y, impl_->bias, impl_->epilogue);
-  const kernels::NMGemmPlan plan = kernels::chooseNMGemmPlan(
-      {batch, outFeatures(), inFeatures()}, lanes, support::cacheSizes(), impl_->threads);
+  const kernels::NMGemmPlan plan =
+      kernels::chooseNMGemmPlan({batch, outFeatures(), inFeatures()}, lanes, support::cacheSizes(),
+                                impl_->threads, kernels::bf16DotApplies(packed, type));
   kernels::runNMGemm(packed, args, plan);
 }
 

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/nm_gemm/bf16_dot.h"
+#include "kernels/nm_gemm/pair_blocks.h"
 #include "support/check.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -197,35 +199,19 @@ void runPermute(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPl
   const int64_t out = w.outFeatures;
   const auto xs = paddedRows(args, w.inFeatures, kp, 0, args.batch);
   const LaneConstants lc;
-  const int64_t blockPairs = plan.pairsPerBlock;
-  const int64_t blocks = (w.pairs + blockPairs - 1) / blockPairs;
-  const int64_t tileStride = 2 * blockPairs;
-#pragma omp parallel num_threads(plan.threads)
-  {
-    std::vector<float> tile(static_cast<size_t>(args.batch * tileStride));
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      const int64_t p0 = blk * blockPairs;
-      const int64_t p1 = std::min(w.pairs, p0 + blockPairs);
-      for (int64_t b = 0; b < args.batch;) {
-        const int64_t rest = args.batch - b;
-        const float* xb = xs.get() + b * kp;
-        float* tb = tile.data() + b * tileStride;
-        if (rest >= 8) {
-          permuteTiles<T, 8, permutePairs(8)>(w, p0, p0, p1, xb, kp, tb, tileStride, lc), b += 8;
-        } else if (rest >= 4) {
-          permuteTiles<T, 4, permutePairs(4)>(w, p0, p0, p1, xb, kp, tb, tileStride, lc), b += 4;
-        } else if (rest >= 2) {
-          permuteTiles<T, 2, permutePairs(2)>(w, p0, p0, p1, xb, kp, tb, tileStride, lc), b += 2;
-        } else {
-          permuteTiles<T, 1, permutePairs(1)>(w, p0, p0, p1, xb, kp, tb, tileStride, lc), b += 1;
-        }
-      }
-      const int64_t o0 = 2 * p0;
-      const int64_t count = std::min(out, 2 * p1) - o0;
-      if (count > 0) finishTile(args, out, tile.data(), tileStride, 0, args.batch, o0, count);
-    }
-  }
+  const int64_t tileStride = 2 * plan.pairsPerBlock;
+  forEachPairBlock(
+      w.pairs, plan.pairsPerBlock, args.batch, plan.threads,
+      [&](auto bb, int64_t p0, int64_t p1, int64_t b, float* tb) {
+        constexpr int kBB = decltype(bb)::value;
+        permuteTiles<T, kBB, permutePairs(kBB)>(w, p0, p0, p1, xs.get() + b * kp, kp, tb,
+                                                tileStride, lc);
+      },
+      [&](float* rows, int64_t p0, int64_t p1) {
+        const int64_t o0 = 2 * p0;
+        const int64_t count = std::min(out, 2 * p1) - o0;
+        if (count > 0) finishTile(args, out, rows, tileStride, 0, args.batch, o0, count);
+      });
 }
 
 template <typename T>
@@ -305,6 +291,8 @@ int32_t F32Lanes() {
 void RunNMGemm(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPlan& plan) {
   SF_ICHECK(w.lanes == static_cast<int32_t>(kLanes))
       << "weights packed for " << w.lanes << " lanes, target has " << kLanes;
+  SF_ICHECK(plan.path == NMGemmPath::kPermute || plan.path == NMGemmPath::kBroadcast)
+      << "plan " << plan.toString() << " is not for the Highway kernels";
   const bool broadcast = plan.path == NMGemmPath::kBroadcast;
   switch (w.valueType) {
     case DType::kBF16:
@@ -324,6 +312,11 @@ const char* TargetName() {
   return hwy::TargetName(HWY_TARGET);
 }
 
+void FinishTile(const GemmArgs& args, int64_t outFeatures, float* tile, int64_t tileStride,
+                int64_t b0, int64_t rows, int64_t o0, int64_t count) {
+  finishTile(args, outFeatures, tile, tileStride, b0, rows, o0, count);
+}
+
 }  // namespace sparseflow::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -333,6 +326,7 @@ namespace sparseflow::kernels {
 HWY_EXPORT(F32Lanes);
 HWY_EXPORT(TargetName);
 HWY_EXPORT(RunNMGemm);
+HWY_EXPORT(FinishTile);
 
 int32_t nmGemmLanes() {
   return HWY_DYNAMIC_DISPATCH(F32Lanes)();
@@ -343,7 +337,13 @@ const char* nmGemmTargetName() {
 }
 
 void runNMGemm(const PackedNMWeights& weights, const NMGemmArgs& args, const NMGemmPlan& plan) {
+  if (plan.path == NMGemmPath::kDotBF16) return runNMGemmBF16Dot(weights, args, plan);
   HWY_DYNAMIC_DISPATCH(RunNMGemm)(weights, args, plan);
+}
+
+void finishNMGemmTile(const GemmArgs& args, int64_t outFeatures, float* tile, int64_t tileStride,
+                      int64_t b0, int64_t rows, int64_t o0, int64_t count) {
+  HWY_DYNAMIC_DISPATCH(FinishTile)(args, outFeatures, tile, tileStride, b0, rows, o0, count);
 }
 
 }  // namespace sparseflow::kernels

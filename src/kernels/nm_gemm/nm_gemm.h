@@ -20,6 +20,12 @@ const char* nmGemmTargetName();
 
 /// Runs the GEMM with `plan` (from chooseNMGemmPlan for this target's lanes). `weights` must have
 /// been packed for nmGemmLanes().
+/// kDotBF16 plans run the bf16 dot path (bf16_dot.h), the others this target's Highway kernels.
 void runNMGemm(const PackedNMWeights& weights, const NMGemmArgs& args, const NMGemmPlan& plan);
+
+/// The fused epilogue and store of an f32 tile (finishTile of gemm_tile-inl.h) on the dispatched
+/// target, for kernels outside the Highway translation units.
+void finishNMGemmTile(const GemmArgs& args, int64_t outFeatures, float* tile, int64_t tileStride,
+                      int64_t b0, int64_t rows, int64_t o0, int64_t count);
 
 }  // namespace sparseflow::kernels

@@ -16,6 +16,9 @@ enum class NMGemmPath : int32_t {
   kPermute = 0,
   /// Large batch: each stored weight is broadcast against a row of Xᵀ (half the dense FMAs).
   kBroadcast = 1,
+  /// bf16 weights and bf16 X on AVX-512 BF16, every batch size: pairs of weights meet pairs of
+  /// X gathered by a lane permutation in one bf16 dot-product lane (bf16_dot.h).
+  kDotBF16 = 2,
 };
 
 /// The problem: Y (batch × out) = X (batch × in) · Wᵀ with W out × in in 2:4.
@@ -32,8 +35,10 @@ struct NMGemmPlan {
   std::string toString() const;
 };
 
-/// The plan for `shape` on a target with `lanes` f32 lanes, these caches and `threads` threads.
+/// The plan for `shape` on a target with `lanes` f32 lanes, these caches and `threads` threads;
+/// `bf16Dot`: the bf16 dot path can run these weights and X (bf16DotApplies).
 NMGemmPlan chooseNMGemmPlan(const NMGemmShape& shape, int32_t lanes,
-                            const support::CacheSizes& caches, int32_t threads);
+                            const support::CacheSizes& caches, int32_t threads,
+                            bool bf16Dot = false);
 
 }  // namespace sparseflow::kernels

@@ -102,10 +102,10 @@ class RawGemmCase {
  public:
   /// `w` is W's exact values, out × in row-major.
   RawGemmCase(const std::vector<double>& w, int64_t out, int64_t in, int64_t batch,
-              std::mt19937_64& rng)
-      : out_(out), batch_(batch), expect_(static_cast<size_t>(batch * out), 0.0) {
+              std::mt19937_64& rng, DType xType = DType::kF32)
+      : out_(out), batch_(batch), xType_(xType), expect_(static_cast<size_t>(batch * out), 0.0) {
     std::vector<double> exact;
-    std::tie(x_, exact) = randomDense(batch * in, DType::kF32, rng);
+    std::tie(x_, exact) = randomDense(batch * in, xType, rng);
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t o = 0; o < out; ++o) {
         for (int64_t i = 0; i < in; ++i) {
@@ -121,6 +121,7 @@ class RawGemmCase {
     std::vector<float> y(static_cast<size_t>(batch_ * out_), -7.0f);
     kernels::GemmArgs args;
     args.x = x_.data();
+    args.xType = xType_;
     args.batch = batch_;
     args.y = y.data();
     gemm(args);
@@ -131,6 +132,7 @@ class RawGemmCase {
 
  private:
   int64_t out_, batch_;
+  DType xType_;
   Buffer x_ = Buffer::zeros(DType::kF32, 0);
   std::vector<double> expect_;
 };

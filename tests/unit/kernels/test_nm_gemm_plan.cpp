@@ -15,6 +15,10 @@ TEST(NMGemmPlan, PathFollowsTheBatch) {
       EXPECT_EQ(plan.path, batch >= lanes ? NMGemmPath::kBroadcast : NMGemmPath::kPermute)
           << plan.toString();
       EXPECT_EQ(plan.lanes, lanes);
+      // Where the bf16 dot path applies it takes every batch size.
+      const NMGemmPlan dot = chooseNMGemmPlan({batch, 4096, 4096}, lanes, caches, 2, true);
+      EXPECT_EQ(dot.path, NMGemmPath::kDotBF16) << dot.toString();
+      EXPECT_NE(dot.toString().find("bf16-dot"), std::string::npos) << dot.toString();
     }
   }
 }

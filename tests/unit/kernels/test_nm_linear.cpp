@@ -6,6 +6,7 @@
 #include <functional>
 #include <random>
 
+#include "kernels/nm_gemm/bf16_dot.h"
 #include "kernels/nm_gemm/nm_gemm.h"
 #include "sparseflow/build.h"
 #include "sparseflow/error.h"
@@ -128,6 +129,64 @@ TEST(NMGemm, ForcedPlansMatchTheDefault) {
       }
     }
   });
+}
+
+/// bf16 weights with bf16 x: the Highway paths (which NMLinear no longer picks where the CPU has
+/// AVX-512 BF16) and the bf16 dot path, forced, on every target; odd (in = 333: 21 steps, the
+/// last one alone) and even (in = 320) step counts.
+TEST(NMGemm, ForcedPlansWithBF16Operands) {
+  SF_SEEDED_RNG(rng);
+  const int64_t out = 75;
+  int dotRuns = 0;
+  for (int64_t in : {int64_t{333}, int64_t{320}}) {
+    const std::vector<double> w = random24(out, in, DType::kBF16, rng);
+    const Tensor weights = fromDense({out, in}, w.data(), Format::parse("2:4", 2), DType::kBF16);
+    forEachTarget([&](bool) {
+      const int32_t lanes = kernels::nmGemmLanes();
+      const kernels::PackedNMWeights packed = kernels::packNMWeights(weights, lanes);
+      const bool dot = kernels::bf16DotApplies(packed, DType::kBF16);
+      EXPECT_EQ(dot, lanes == 16 && kernels::bf16DotSupported());
+      EXPECT_FALSE(kernels::bf16DotApplies(packed, DType::kF32));
+      for (int64_t batch : {1, 2, 3, 5, 8, 9, 17, 40, 70}) {
+        const testing::RawGemmCase raw(w, out, in, batch, rng, DType::kBF16);
+        for (auto path : {kernels::NMGemmPath::kPermute, kernels::NMGemmPath::kBroadcast,
+                          kernels::NMGemmPath::kDotBF16}) {
+          if (path == kernels::NMGemmPath::kDotBF16 && !dot) continue;
+          for (int64_t block : {int64_t{4}, int64_t{8}, int64_t{64}}) {
+            kernels::NMGemmPlan plan;
+            plan.path = path;
+            plan.lanes = lanes;
+            plan.pairsPerBlock = block;
+            plan.stepsPerChunk = 3;
+            plan.maxBatchVectors = 2;
+            plan.threads = 2;
+            SCOPED_TRACE("in " + std::to_string(in) + " batch " + std::to_string(batch) + " plan " +
+                         plan.toString());
+            raw.check(
+                [&](const kernels::GemmArgs& args) { kernels::runNMGemm(packed, args, plan); });
+            if (path == kernels::NMGemmPath::kDotBF16) ++dotRuns;
+          }
+        }
+      }
+    });
+  }
+  if (kernels::bf16DotSupported()) {
+    EXPECT_GT(dotRuns, 0) << "the bf16 dot path never ran on a CPU that has it";
+  }
+}
+
+TEST(NMLinear, PicksTheBF16DotPathWhereItApplies) {
+  std::mt19937_64 rng(4);
+  const std::vector<double> w = random24(8, 64, DType::kBF16, rng);
+  const NMLinear layer(fromDense({8, 64}, w.data(), Format::parse("2:4", 2), DType::kBF16), {},
+                       Epilogue{});
+  const bool dot = kernels::bf16DotSupported() && kernels::nmGemmLanes() == 16;
+  for (int64_t batch : {1, 32}) {
+    EXPECT_EQ(layer.describe(batch).find("bf16-dot") != std::string::npos, dot)
+        << layer.describe(batch);
+    EXPECT_EQ(layer.describe(batch, DType::kF32).find("bf16-dot"), std::string::npos)
+        << "x in f32 keeps the f32 kernels: " << layer.describe(batch, DType::kF32);
+  }
 }
 
 TEST(NMLinear, DescribesItsPlan) {
