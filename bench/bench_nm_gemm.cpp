@@ -7,7 +7,9 @@
 //
 //   build-bench/bin/bench_nm_gemm [--limits=FILE] [--rows=FILE] [--shapes=768x768,4096x11008]
 //       [--batches=1,8,32,128] [--dtypes=f32,bf16,f16] [--epilogues=bias+gelu_erf,none]
-//       [--min-seconds=0.3] [--reps=5]
+//       [--min-seconds=0.3] [--reps=5] [--no-pipeline]
+// It also times the compression pipeline (nm::sparsify on 4096x11008 against a copy of the
+// input; nm::compress against the generic format builder); --no-pipeline skips that.
 #include <omp.h>
 
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include "common/report.h"
 #include "peers/dense_gemm.h"
 #include "peers/sparseflow_dense.h"
+#include "sparseflow/build.h"
 #include "sparseflow/dense_linear.h"
 #include "sparseflow/error.h"
 #include "sparseflow/nm.h"
@@ -46,6 +49,7 @@ struct Options {
   std::vector<Epilogue> epilogues = {Epilogue::parse("bias+gelu_erf")};
   double minSeconds = 0.3;
   int reps = 5;
+  bool pipeline = true;  ///< also time sparsify and compress (--pipeline / --no-pipeline)
 };
 
 Options parseOptions(int argc, char** argv) {
@@ -62,6 +66,7 @@ Options parseOptions(int argc, char** argv) {
     } else if (key == "--shapes") {
       o.shapes.clear();
       for (const std::string& s : splitList(value)) {
+        if (s == "none") continue;  // the pipeline rows alone
         const auto x = s.find('x');
         if (x == std::string::npos) throw std::runtime_error("--shapes: '" + s + "' is not OUTxIN");
         o.shapes.push_back({std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))});
@@ -77,6 +82,8 @@ Options parseOptions(int argc, char** argv) {
       for (const std::string& s : splitList(value)) o.epilogues.push_back(Epilogue::parse(s));
     } else if (key == "--min-seconds") {
       o.minSeconds = std::stod(value);
+    } else if (key == "--pipeline" || key == "--no-pipeline") {
+      o.pipeline = key == "--pipeline";
     } else if (key == "--reps") {
       o.reps = std::stoi(value);
     } else {
@@ -205,6 +212,63 @@ std::vector<ResultRow> runShape(const Options& o, const Shape& s, const MachineL
   return rows;
 }
 
+/// The compression pipeline's speed (what the NMSpeed test used to time): one-pass sparsify of a
+/// 7B-class layer against a copy of its input, and the direct 2:4 compress against the generic
+/// level-by-level builder on a BERT-sized layer. Floors: the bytes read and written at the
+/// streaming bandwidth.
+std::vector<ResultRow> runPipeline(const Options& o, const MachineLimits& limits, int threads,
+                                   const char* program) {
+  std::vector<ResultRow> rows;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  const auto randomDense = [&](int64_t r, int64_t c) {
+    std::vector<float> v(static_cast<size_t>(r * c));
+    for (float& x : v) x = normal(rng);
+    return denseTensor(v, r, c, DType::kF32);
+  };
+  const TimingOptions timing{o.reps, o.minSeconds, 0.0};
+  {
+    const Tensor w = randomDense(4096, 11008);
+    ResultRow row;
+    row.name = "nm_sparsify/2:4/f32/4096x11008";
+    row.threads = threads;
+    row.seconds = timeMedian([&] { (void)nm::sparsify(w, {2, 4}); }, timing);
+    row.peer = "copy of the input (Tensor::clone)";
+    row.peerSeconds = timeMedian([&] { (void)w.clone(); }, timing);
+    const double in = static_cast<double>(w.values().bytes());
+    setBandwidthFloor(row, in + in / 2 + in / 32, limits.readBandwidth(threads));
+    row.note = "one pass: prune, compress and the float64 impact";
+    row.reproducer = std::string(program) + " --shapes=none --pipeline";
+    rows.push_back(std::move(row));
+  }
+  {
+    const Tensor pruned = nm::prune(randomDense(768, 3072), {2, 4});
+    std::vector<double> dense(static_cast<size_t>(768 * 3072));
+    for (size_t i = 0; i < dense.size(); ++i)
+      dense[i] = pruned.values().value(static_cast<int64_t>(i));
+    ResultRow row;
+    row.name = "nm_compress/2:4/f32/768x3072";
+    row.threads = threads;
+    row.seconds = timeMedian([&] { (void)nm::compress(pruned, {2, 4}); }, timing);
+    row.peer = "sparseflow generic format builder (fromDense)";
+    row.peerSeconds = timeMedian(
+        [&] {
+          (void)fromDense({768, 3072}, dense.data(), Format::parse("2:4", 2));
+        },
+        TimingOptions{3, 0.1, 0.0});
+    const double in = static_cast<double>(pruned.values().bytes());
+    setBandwidthFloor(row, in + in / 2 + in / 32, limits.readBandwidth(threads));
+    row.note = "dense pruned f32 in, 2:4 values + 2-bit offsets out";
+    row.reproducer = std::string(program) + " --shapes=none --pipeline";
+    rows.push_back(std::move(row));
+  }
+  for (const ResultRow& row : rows) {
+    std::cerr << row.name << ": " << formatSeconds(row.seconds) << ", " << row.peer << " "
+              << formatSeconds(row.peerSeconds) << " -> " << row.ratio() << "x\n";
+  }
+  return rows;
+}
+
 int run(int argc, char** argv) {
   const Options o = parseOptions(argc, argv);
   const MachineLimits limits =
@@ -215,6 +279,10 @@ int run(int argc, char** argv) {
   for (const Shape& s : o.shapes) {
     std::vector<ResultRow> shapeRows = runShape(o, s, limits, threads, argv[0]);
     rows.insert(rows.end(), shapeRows.begin(), shapeRows.end());
+  }
+  if (o.pipeline) {
+    std::vector<ResultRow> pipelineRows = runPipeline(o, limits, threads, argv[0]);
+    rows.insert(rows.end(), pipelineRows.begin(), pipelineRows.end());
   }
   if (!o.rowsPath.empty()) appendRows(o.rowsPath, rows);
   printTable(std::cout, rows);
