@@ -25,12 +25,12 @@ echo "== formats: COO->CSR, CSR->CSC, Matrix Market read; peer: scipy"
   --limits="$work/limits.txt" --rows="$work/rows.tsv" --data-dir="$work/formats"
 rm -rf "$work/formats"
 
-echo "== 2:4 GEMM (NMLinear) on transformer shapes, batch 1/8/32/128, f32/bf16/f16;" \
-     "peers: OpenBLAS, oneDNN (dense, same run)"
+echo "== 2:4 GEMM (NMLinear) on transformer shapes, batch 1/8/32/128, f32/bf16/f16, and the" \
+     "compression pipeline; peers: OpenBLAS, oneDNN, DenseLinear (dense, same run)"
 "$build/bin/bench_nm_gemm" --limits="$work/limits.txt" --rows="$work/rows.tsv"
 echo "== 2:4 GEMM epilogue families (4096x4096, batch 1 and 32)"
 "$build/bin/bench_nm_gemm" --limits="$work/limits.txt" --rows="$work/rows.tsv" \
-  --shapes=4096x4096 --batches=1,32 --dtypes=f32,bf16 \
+  --shapes=4096x4096 --batches=1,32 --dtypes=f32,bf16 --no-pipeline \
   --epilogues=none,bias,relu,silu,gelu_erf,gelu_tanh,bias+relu,bias+silu,bias+gelu_tanh
 
 echo "== JIT: first compile and cached load of a generated SpMM kernel"
