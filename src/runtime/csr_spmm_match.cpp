@@ -79,6 +79,7 @@ std::optional<CsrSpmmMatch> matchCsrSpmm(const expr::CheckedKernel& kernel,
     return std::nullopt;
   }
   m.inner = position(lowered.indexVars, k);
+  m.overwrite = !lowered.accumulate;
   if (m.rows < 0 || m.cols < 0 || m.inner < 0 || !isF32(lowered.tensors[0], "dense") ||
       !isF32(lowered.tensors[static_cast<size_t>(m.aArg)], "csr") ||
       !isF32(lowered.tensors[static_cast<size_t>(m.bArg)], "dense")) {
@@ -97,6 +98,7 @@ KernelEntry csrSpmmEntry(const CsrSpmmMatch& m) {
     args.pos = static_cast<const int32_t*>(a.pos[1]);
     args.crd = static_cast<const int32_t*>(a.crd[1]);
     args.vals = static_cast<const float*>(a.values);
+    args.overwrite = m.overwrite;
     const auto* b = static_cast<const float*>(tensors[m.bArg].values);
     auto* c = static_cast<float*>(tensors[0].values);
     if (!m.transposed || args.cols == 1) {  // one row of X is a column already
@@ -108,14 +110,17 @@ KernelEntry csrSpmmEntry(const CsrSpmmMatch& m) {
     // The linear layer: Xᵀ (inner × batch) in, (W · Xᵀ) (out × batch) out, added into Y.
     const int64_t inner = extents[m.inner], batch = args.cols, out = args.rows;
     std::vector<float> xt(static_cast<size_t>(inner * batch));
-    std::vector<float> yt(static_cast<size_t>(out * batch), 0.0f);
+    std::vector<float> yt(static_cast<size_t>(out * batch));
     transpose(b, batch, inner, xt.data());
     args.b = xt.data();
     args.c = yt.data();
+    args.overwrite = true;
     kernels::csrSpmm(args);
     for (int64_t o = 0; o < out; ++o) {
-      for (int64_t row = 0; row < batch; ++row)
-        c[row * out + o] += yt[static_cast<size_t>(o * batch + row)];
+      for (int64_t row = 0; row < batch; ++row) {
+        const float v = yt[static_cast<size_t>(o * batch + row)];
+        c[row * out + o] = m.overwrite ? v : c[row * out + o] + v;
+      }
     }
     return SF_KERNEL_OK;
   };

@@ -21,6 +21,8 @@ struct CsrSpmmMatch {
   int rows = 0, cols = 0, inner = 0;
   /// The linear layer `Y(b,o) = W(o,i) * X(b,i)`: run as (W · Xᵀ)ᵀ through transposed copies.
   bool transposed = false;
+  /// `=` (not `+=`): the kernel writes every output element, so the runtime skips zeroing it.
+  bool overwrite = false;
 };
 
 /// The match, or nullopt when the kernel is not exactly that SpMM (then it is compiled).

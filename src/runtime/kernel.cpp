@@ -31,8 +31,9 @@ struct Kernel::Impl {
   std::string source;
   std::string ir;
   jit::CompileResult compiled;
-  runtime::KernelEntry entry;  ///< the generated code's, or a hand-tuned kernel's (CSR SpMM)
-  std::string handTuned;       ///< what describe() says of the hand-tuned kernel, if one runs
+  runtime::KernelEntry entry;    ///< the generated code's, or a hand-tuned kernel's (CSR SpMM)
+  std::string handTuned;         ///< what describe() says of the hand-tuned kernel, if one runs
+  bool entryOverwrites = false;  ///< the entry writes every output element (no zeroing first)
   mutable runtime::ShapeCache shapes;  ///< the last input shapes' check, reused per call
   runtime::KernelEntry symbolic;       ///< the first phase of a kernel that assembles its output
   /// Set when the kernel is the 2:4 linear layer: the hand-tuned NMLinear runs instead.
@@ -165,6 +166,7 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
   }
   if (auto match = sched.empty() ? runtime::matchCsrSpmm(checked, impl->lowered) : std::nullopt) {
     impl->entry = runtime::csrSpmmEntry(*match);
+    impl->entryOverwrites = match->overwrite;
     impl->handTuned = runtime::describeCsrSpmm(*match);
     impl->source =
         "// Hand-tuned kernel, no generated code: the CSR SpMM of src/kernels/csr_spmm,\n// " +
@@ -253,7 +255,7 @@ void Kernel::run(const std::map<std::string, const Tensor*>& inputs, Tensor& out
       << "output '" << out.name << "' is " << output.format().toString() << " with "
       << output.values().size() << " values; the kernel writes " << expected.format.toString()
       << " with " << expected.values;
-  if (!impl_->lowered.accumulate) {
+  if (!impl_->lowered.accumulate && !impl_->entryOverwrites) {
     std::memset(output.mutableValues().data(), 0, static_cast<size_t>(output.values().bytes()));
   }
   const std::vector<sf_tensor_arg> args = runtime::tensorArgs(impl_->lowered, bound, output);

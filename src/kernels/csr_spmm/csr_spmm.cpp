@@ -51,6 +51,11 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t ta
     for (int64_t t = 0; t < tail; ++t) rest[t] += a.vals[q] * row[V * lanes + t];
   }
   float* out = a.c + i * a.cols + j0;
+  if (a.overwrite) {
+    for (int v = 0; v < V; ++v) hn::StoreU(acc[v], d, out + v * lanes);
+    for (int64_t t = 0; t < tail; ++t) out[V * lanes + t] = rest[t];
+    return;
+  }
   for (int v = 0; v < V; ++v) {
     hn::StoreU(hn::Add(hn::LoadU(d, out + v * lanes), acc[v]), d, out + v * lanes);
   }
@@ -72,7 +77,7 @@ void column(const CsrSpmmArgs& a, int threads, int64_t chunk) {
       s3 += a.vals[q + 3] * a.b[a.crd[q + 3]];
     }
     for (; q < end; ++q) s0 += a.vals[q] * a.b[a.crd[q]];
-    a.c[i] += (s0 + s1) + (s2 + s3);
+    a.c[i] = (a.overwrite ? 0.0f : a.c[i]) + ((s0 + s1) + (s2 + s3));
   }
 }
 

@@ -18,9 +18,13 @@ struct CsrSpmmArgs {
   const float* b = nullptr;  ///< B, row-major, `cols` per row
   float* c = nullptr;        ///< C, row-major, `cols` per row: the product is added into it
   int threads = 0;           ///< 0: OpenMP's default
+  /// C = A·B: every element of C is written (rows without entries get zeros) and C's old
+  /// contents are never read, so the caller need not zero it first (a pass over C saved).
+  bool overwrite = false;
 };
 
-/// C += A·B. Rows run in parallel (dynamic chunks) when the work is worth a fork.
+/// C += A·B (C = A·B with `overwrite`). Rows run in parallel (dynamic chunks) when the work is
+/// worth a fork.
 void csrSpmm(const CsrSpmmArgs& args);
 /// The SIMD target dispatch picks here ("AVX3", "AVX2", ...).
 const char* csrSpmmTargetName();

@@ -1,7 +1,9 @@
 // The CSR SpMM micro-kernel against a float64 reference, on every SIMD target this CPU runs:
-// widths around the vector and panel sizes, empty rows, one or two threads, added into C.
+// widths around the vector and panel sizes, empty rows, one or two threads, added into C or
+// overwriting it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -36,12 +38,19 @@ RandomCsr randomCsr(int64_t rows, int64_t inner, double density, std::mt19937& r
   return a;
 }
 
-void checkProduct(const RandomCsr& a, int64_t cols, int threads, std::mt19937& rng) {
+/// C += A·B, or C = A·B with `overwrite` (C then starts as NaN: every element must be written
+/// and none read).
+void checkProduct(const RandomCsr& a, int64_t cols, int threads, std::mt19937& rng,
+                  bool overwrite = false) {
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   std::vector<float> b(static_cast<size_t>(a.inner * cols)), c(static_cast<size_t>(a.rows * cols));
   for (float& x : b) x = value(rng);
   for (float& x : c) x = value(rng);  // the product is added to what C holds
   std::vector<double> want(c.begin(), c.end());
+  if (overwrite) {
+    std::fill(c.begin(), c.end(), std::nanf(""));
+    std::fill(want.begin(), want.end(), 0.0);
+  }
   for (int64_t i = 0; i < a.rows; ++i) {
     for (int32_t q = a.pos[i]; q < a.pos[i + 1]; ++q) {
       for (int64_t j = 0; j < cols; ++j) {
@@ -58,13 +67,15 @@ void checkProduct(const RandomCsr& a, int64_t cols, int threads, std::mt19937& r
   args.b = b.data();
   args.c = c.data();
   args.threads = threads;
+  args.overwrite = overwrite;
   csrSpmm(args);
   for (size_t e = 0; e < c.size(); ++e) {
     const int64_t row = static_cast<int64_t>(e) / cols;
     const double scale = 1.0 + (a.pos[row + 1] - a.pos[row]);
     ASSERT_NEAR(c[e], want[e], 1e-5 * scale)
         << "row " << row << " column " << static_cast<int64_t>(e) % cols << " of " << a.rows << "x"
-        << cols << ", target " << csrSpmmTargetName() << ", threads " << threads;
+        << cols << ", target " << csrSpmmTargetName() << ", threads " << threads
+        << (overwrite ? ", overwrite" : ", add");
   }
 }
 
@@ -81,12 +92,15 @@ TEST(CsrSpmm, MatchesFloat64OnEveryTarget) {
     for (int64_t cols : {int64_t{1}, int64_t{5}, int64_t{16}, int64_t{31}, int64_t{32}, int64_t{33},
                          panel - 1, panel, panel + 1, int64_t{100}, int64_t{128}, int64_t{130}}) {
       checkProduct(randomCsr(37, 23, 0.3, rng), cols, 1, rng);
+      checkProduct(randomCsr(37, 23, 0.3, rng), cols, 1, rng, true);
     }
     // Work past the fork threshold: rows in parallel.
     checkProduct(randomCsr(300, 200, 0.3, rng), 64, 2, rng);
+    checkProduct(randomCsr(300, 200, 0.3, rng), 130, 2, rng, true);
     checkProduct(randomCsr(301, 150, 0.05, rng), 33, 2, rng);
     // No entries at all, and a single row.
     checkProduct(randomCsr(10, 8, 0.0, rng), 16, 2, rng);
+    checkProduct(randomCsr(10, 8, 0.0, rng), 16, 2, rng, true);
     checkProduct(randomCsr(1, 500, 0.9, rng), 7, 1, rng);
   }
   hwy::SetSupportedTargetsForTest(0);
