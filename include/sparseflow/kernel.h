@@ -23,6 +23,9 @@ struct KernelOptions {
   /// Schedule text, e.g. "split(i, i0, i1, 64); parallel(i0)" (docs/compiler.md). A schedule
   /// that parallelizes replaces the default parallel outer loops.
   std::string schedule;
+  /// Run the hand-tuned kernels where the kernel is exactly theirs (CSR SpMM, the 2:4 linear
+  /// layer; only without a schedule). false: always generated code (to compare, or to test it).
+  bool handTuned = true;
 };
 
 /// A compiled kernel. Cheap to copy (shared); run() may be called from several threads at once.

@@ -80,12 +80,13 @@ class Kernel:
 
 def compile(text: str, formats: Mapping | None = None, schedule=None, *,
             dtypes: Mapping | None = None, parallel: bool = True,
-            use_cache: bool = True) -> Kernel:
+            use_cache: bool = True, hand_tuned: bool = True) -> Kernel:
     """Compiles index notation: ``sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})``.
 
     ``formats`` maps tensor names to formats (absent: dense); ``dtypes`` to value types (absent:
     f32; compute is f64 when any tensor is f64). ``parallel`` runs the outer loop of each nest
-    on all cores where that cannot race. ``schedule``: None (the default loop order) or schedule
+    on all cores where that cannot race. ``hand_tuned=False`` runs generated code even where a
+    hand-tuned kernel matches (CSR SpMM, the 2:4 linear layer). ``schedule``: None (the default loop order) or schedule
     text such as ``"split(i, i0, i1, 64); parallel(i0)"`` (docs/compiler.md); schedule objects
     are not implemented yet (NotSupported). Errors: ParseError/InvalidArgument for the text
     (with line and column), NotSupported for what cannot be lowered yet, CompileError when no
@@ -101,7 +102,8 @@ def compile(text: str, formats: Mapping | None = None, schedule=None, *,
         )
     formats = {str(k): str(v) for k, v in (formats or {}).items()}
     dtypes = {str(k): dtype_name(v) for k, v in (dtypes or {}).items()}
-    compiled = _C._Kernel.compile(text, formats, dtypes, parallel, use_cache, schedule)
+    compiled = _C._Kernel.compile(text, formats, dtypes, parallel, use_cache, schedule,
+                                  hand_tuned)
     return Kernel(compiled, formats, dtypes, schedule)
 
 

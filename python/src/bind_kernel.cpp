@@ -12,13 +12,14 @@ namespace {
 
 Kernel compileKernel(const std::string& text, const std::map<std::string, std::string>& formats,
                      const std::map<std::string, std::string>& dtypes, bool parallel, bool useCache,
-                     const std::string& schedule) {
+                     const std::string& schedule, bool handTuned) {
   KernelOptions options;
   options.formats = formats;
   for (const auto& [name, dtype] : dtypes) options.dtypes[name] = parseDType(dtype);
   options.parallel = parallel;
   options.useCache = useCache;
   options.schedule = schedule;
+  options.handTuned = handTuned;
   py::gil_scoped_release release;  // the system compiler may run for a while
   return Kernel::compile(text, options);
 }
@@ -37,7 +38,8 @@ void bindKernel(py::module_& m) {
       .def_static("compile", &compileKernel, py::arg("text"),
                   py::arg("formats") = std::map<std::string, std::string>{},
                   py::arg("dtypes") = std::map<std::string, std::string>{},
-                  py::arg("parallel") = true, py::arg("use_cache") = true, py::arg("schedule") = "")
+                  py::arg("parallel") = true, py::arg("use_cache") = true, py::arg("schedule") = "",
+                  py::arg("hand_tuned") = true)
       .def("run", &runKernel, py::arg("inputs"),
            py::arg("params") = std::map<std::string, double>{})
       .def_property_readonly("text", &Kernel::text)

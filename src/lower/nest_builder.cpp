@@ -176,6 +176,17 @@ void NestBuilder::order() {
       const int v = levelVar(op, l);
       if (!chain.empty() && chain.back() != v) edges.emplace_back(chain.back(), v);
       if (chain.empty() || chain.back() != v) chain.push_back(v);
+      // A level over a whole index that another operand blocks (csr B(k,j) beside bsr A(i,k))
+      // is located from both parts: the levels below it wait for the in-block part too.
+      const LevelExpr& e = op.format.level(l).expr;
+      const std::string& index = op.indices[static_cast<size_t>(e.dim)];
+      const int in = varId(index, LevelExpr::Op::kMod);
+      if (e.op == LevelExpr::Op::kIdentity && varId(index, e.op) < 0 && in >= 0) {
+        for (int32_t below = l + 1; below < op.format.numLevels(); ++below) {
+          const int w = levelVar(op, below);
+          if (w != v && w != in) edges.emplace_back(in, w);
+        }
+      }
     }
     chains.push_back(chain);
   }

@@ -152,8 +152,9 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
                        ir::toString(impl->lowered.body)
                  : ir::toString(impl->lowered.body);
   impl->outputType = checked.tensors.at(checked.output).dtype;
+  const bool handTuned = sched.empty() && options.handTuned;
   if (auto match =
-          sched.empty() ? runtime::matchNMLinear(checked, lowerOptions.formats) : std::nullopt) {
+          handTuned ? runtime::matchNMLinear(checked, lowerOptions.formats) : std::nullopt) {
     impl->nmLinear = std::make_shared<runtime::NMLinearRunner>(*match);
     impl->source =
         "// Hand-tuned kernel, no generated code: sparseflow::NMLinear (src/kernels/nm_gemm),\n"
@@ -164,7 +165,7 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
     kernel.impl_ = std::move(impl);
     return kernel;
   }
-  if (auto match = sched.empty() ? runtime::matchCsrSpmm(checked, impl->lowered) : std::nullopt) {
+  if (auto match = handTuned ? runtime::matchCsrSpmm(checked, impl->lowered) : std::nullopt) {
     impl->entry = runtime::csrSpmmEntry(*match);
     impl->entryOverwrites = match->overwrite;
     impl->handTuned = runtime::describeCsrSpmm(*match);

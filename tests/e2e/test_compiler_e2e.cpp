@@ -25,6 +25,7 @@ struct Case {
   std::map<std::string, double> params = {};
   std::map<std::string, DType> dtypes = {};
   std::string schedule = "";
+  bool handTuned = true;  ///< false: generated code even where a hand-tuned kernel matches
 };
 
 std::ostream& operator<<(std::ostream& out, const Case& c) {
@@ -78,6 +79,7 @@ TEST_P(CompilerE2E, MatchesFloat64Reference) {
   options.formats = c.formats;
   options.dtypes = c.dtypes;
   options.schedule = c.schedule;
+  options.handTuned = c.handTuned;
   const Kernel kernel = Kernel::compile(c.text, options);
   const expr::Statement statement = expr::parse(c.text);
   auto indices = tensorIndices(*statement.rhs);
@@ -141,6 +143,9 @@ TEST_P(CompilerE2E, MatchesFloat64Reference) {
     }
   }
   EXPECT_EQ(bad, 0) << kernel.describe() << "\n" << kernel.ir();
+  if (!c.handTuned) {
+    EXPECT_EQ(kernel.describe().find("hand-tuned"), std::string::npos) << kernel.describe();
+  }
 }
 
 std::vector<Case> cases() {
@@ -157,12 +162,29 @@ std::vector<Case> cases() {
   for (std::string f : {"csr", "csc", "coo", "dcsr", "bsr:4x4", "ell", "2:4"}) {
     out.push_back({"spmm_" + f, "C(i,j) = A(i,k) * B(k,j)", {{"A", f}}, mm});
   }
-  // Output widths the generated code versions for (constant 16/32/64/128 columns), and one past.
+  // csr SpMM runs the hand-tuned kernel by default: its generated code, and the output widths
+  // that code versions for (constant 16/32/64/128 columns) and one past, with it turned off.
+  out.push_back({"spmm_csr_generated",
+                 "C(i,j) = A(i,k) * B(k,j)",
+                 {{"A", "csr"}},
+                 mm,
+                 0.2,
+                 {},
+                 {},
+                 "",
+                 false});
   for (int64_t width : {16, 32, 64, 128, 33}) {
-    out.push_back({"spmm_csr_width_" + std::to_string(width),
-                   "C(i,j) = A(i,k) * B(k,j)",
-                   {{"A", "csr"}},
-                   {{"i", 23}, {"k", 31}, {"j", width}}});
+    for (bool handTuned : {true, false}) {
+      out.push_back({"spmm_csr_width_" + std::to_string(width) + (handTuned ? "" : "_generated"),
+                     "C(i,j) = A(i,k) * B(k,j)",
+                     {{"A", "csr"}},
+                     {{"i", 23}, {"k", 31}, {"j", width}},
+                     0.2,
+                     {},
+                     {},
+                     "",
+                     handTuned});
+    }
   }
   out.push_back({"sddmm_inner_32",
                  "Y(i,j) = M(i,j) * sum(k, A(i,k) * B(j,k))",
@@ -343,6 +365,68 @@ std::vector<Case> cases() {
                  {{"W", "2:4"}},
                  lin});
   out.push_back({"nm_linear_plain", "Y(b,o) = X(b,i) * W(o,i)", {{"W", "2:4"}}, lin});
+  out.push_back({"nm_linear_generated",
+                 "Y(b,o) = relu(sum(i, X(b,i) * W(o,i)) + bias(o))",
+                 {{"W", "2:4"}},
+                 lin,
+                 0.2,
+                 {},
+                 {},
+                 "",
+                 false});
+  out.push_back({"csr_linear_generated",
+                 "Y(b,o) = X(b,i) * W(o,i)",
+                 {{"W", "csr"}},
+                 lin,
+                 0.2,
+                 {},
+                 {},
+                 "",
+                 false});
+  // Every unary function of the language, against its float64 form.
+  out.push_back({"unary_sqrt_abs", "y(i) = sqrt(abs(sum(j, A(i,j) * x(j))))", {{"A", "csr"}}, mv});
+  out.push_back({"unary_log", "C(i,j) = log(1 + abs(A(i,j)))", {{"A", "csr"}}, mv});
+  out.push_back({"unary_silu_sigmoid_tanh",
+                 "C(i,j) = silu(A(i,j)) + sigmoid(B(i,j)) - tanh(2 * A(i,j))",
+                 {{"A", "csr"}},
+                 mv});
+  out.push_back({"unary_exp_gelu_tanh",
+                 "y(i) = exp(-abs(sum(j, A(i,j) * x(j)))) + gelu_tanh(x(i))",
+                 {{"A", "dcsr"}},
+                 {{"i", 37}, {"j", 37}}});
+  // More format pairs (co-iterated where the levels allow, read as dense otherwise).
+  for (std::string f : {"coo", "dcsr", "bsr:2x2", "ell"}) {
+    out.push_back({"dense_times_sparse_" + f, "C(i,j) = B(i,k) * A(k,j)", {{"A", f}}, mm});
+  }
+  for (std::string f : {"dcsr", "ell", "2:4", "dcsc"}) {
+    out.push_back({"spmv_transposed_" + f, "y(j) = A(i,j) * x(i)", {{"A", f}}, mv});
+    out.push_back({"sddmm_" + f,
+                   "Y(i,j) = M(i,j) * sum(k, A(i,k) * B(j,k))",
+                   {{"M", f}},
+                   {{"i", 31}, {"j", 28}, {"k", 19}}});
+  }
+  for (const auto& [fa, fb] : std::vector<std::pair<std::string, std::string>>{
+           {"csr", "csc"}, {"csr", "dcsr"}, {"coo", "csr"}, {"csc", "csr"}, {"bsr:2x2", "csr"}}) {
+    out.push_back({"spgemm_" + fa + "_" + fb,
+                   "C(i,j) = A(i,k) * B(k,j)",
+                   {{"A", fa}, {"B", fb}},
+                   {{"i", 29}, {"k", 42}, {"j", 14}}});
+  }
+  for (std::string f : {"coo", "bsr:2x2", "ell", "2:4"}) {
+    out.push_back({"sparse_add_csr_" + f,
+                   "C(i,j) = A(i,j) + B(i,j)",
+                   {{"A", "csr"}, {"B", f}},
+                   {{"i", 38}, {"j", 52}}});
+    out.push_back({"elementwise_mul_csr_" + f,
+                   "C(i,j) = A(i,j) * B(i,j)",
+                   {{"A", "csr"}, {"B", f}},
+                   {{"i", 38}, {"j", 52}},
+                   0.5});
+  }
+  out.push_back({"spmm_colmajor_B_coo",
+                 "C(i,j) = A(i,k) * B(k,j)",
+                 {{"A", "coo"}, {"B", "levels[d1:dense, d0:dense]"}},
+                 mm});
   out.push_back({"nm_linear_gelu_tanh",
                  "Y(b,o) = gelu_tanh(bias(o) + sum(i, W(o,i) * X(b,i)))",
                  {{"W", "2:4"}},

@@ -42,8 +42,10 @@ def test_spmv_inputs_of_every_kind(rng, spmv):
     close(spmv.run({"A": a, "x": x}), want, 17)
 
 
-def test_spmm_csr(rng):
-    kernel = sf.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr"})
+@pytest.mark.parametrize("hand_tuned", [True, False])
+def test_spmm_csr(rng, hand_tuned):
+    kernel = sf.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr"}, hand_tuned=hand_tuned)
+    assert ("hand-tuned" in kernel.describe()) == hand_tuned, kernel.describe()
     i, k, j = (int(v) for v in rng.integers(1, 50, size=3))
     a = random_sparse(rng, (i, k), 0.2)
     b = rng.uniform(-1, 1, (k, j))

@@ -27,7 +27,7 @@ struct KernelArgs {
   std::string kernel;
   std::vector<std::string> formats, dtypes, inputs, outputs, params, prints;
   std::string emit, output, schedule;
-  bool noRun = false, noCache = false, serial = false;
+  bool noRun = false, noCache = false, serial = false, generatedOnly = false;
   bool printSource = false, printIr = false, emitMlir = false;
   int repeat = 0;
 };
@@ -74,6 +74,7 @@ KernelOptions kernelOptions(const KernelArgs& args) {
     }
   }
   options.useCache = !args.noCache;
+  options.handTuned = !args.generatedOnly;
   options.parallel = !args.serial;
   options.schedule = args.schedule;
   return options;
@@ -252,6 +253,8 @@ void addKernelOptions(CLI::App* cmd, KernelArgs& args) {
                   "NAME=FORMAT (csr, csc, coo, dcsr, csf, bsr:RxC, 2:4, ...)");
   cmd->add_option("--dtype", args.dtypes, "NAME=DTYPE (f32 or f64; default f32)");
   cmd->add_flag("--no-cache", args.noCache, "do not use the on-disk kernel cache");
+  cmd->add_flag("--generated-only", args.generatedOnly,
+                "run generated code even where a hand-tuned kernel matches (to compare)");
   cmd->add_flag("--serial", args.serial, "generate single-threaded code");
   cmd->add_option("--schedule", args.schedule,
                   "schedule text, e.g. \"split(i, i0, i1, 64); parallel(i0)\" (docs/compiler.md)");

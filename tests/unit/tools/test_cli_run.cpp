@@ -167,6 +167,17 @@ TEST_F(CliRun, ScheduleRepeatAndPrintFlags) {
   EXPECT_NE(bad.err.find("no loop named 'q'"), std::string::npos) << bad.err;
 }
 
+TEST_F(CliRun, GeneratedOnlyTurnsTheHandTunedKernelOff) {
+  for (const bool generatedOnly : {false, true}) {
+    std::vector<std::string> args{
+        "run", "C(i,j) = A(i,k) * B(k,j)", "--format", "A=csr", "--print", "plan", "--no-run"};
+    if (generatedOnly) args.push_back("--generated-only");
+    const Result r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find("hand-tuned: CSR SpMM") == std::string::npos, generatedOnly) << r.out;
+  }
+}
+
 TEST_F(CliRun, ParamAndF64) {
   const Triplets a = readMtx(kMatrix);
   const std::vector<float> x = randomVector(static_cast<size_t>(a.cols), std::random_device{}());
