@@ -1,9 +1,11 @@
 // The compiler on bundled real matrices: SpGEMM into csr (assembled through workspaces), a
 // sparse add of a matrix and its transpose into csr (co-iterated, the transpose read through a
-// copy in the first operand's level order), and the hand-tuned CSR SpMM and csr linear layer,
-// against float64 references computed from the matrices' entries.
+// copy in the first operand's level order), the hand-tuned CSR SpMM and csr linear layer, SpMV,
+// transposed SpMV and SDDMM in every sparse format, and MTTKRP/TTV/TTM on the bundled FROSTT
+// tensors, against float64 references computed from the entries.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -148,6 +150,80 @@ TEST_P(RealMatrixKernels, HandTunedSpMMAndLinearLayer) {
   }
 }
 
+TEST_P(RealMatrixKernels, SpMVTransposedSpMVAndSDDMMInEveryFormat) {
+  // y = A·x, z = Aᵀ·x and Y = A ⊙ (U·Vᵀ) (SDDMM) with A bound in each sparse format (converted
+  // from the file), against float64 from the entries; generated code only (no hand-tuned match).
+  const std::string path = std::string(SPARSEFLOW_DATA_DIR) + "/" + GetParam();
+  const Tensor A = convert(read(path), "csr");
+  const Rows a = rowsOf(A);
+  const int64_t rows = A.shape()[0], cols = A.shape()[1], rank = 8;
+  std::vector<double> x(static_cast<size_t>(std::max(rows, cols)));
+  for (size_t e = 0; e < x.size(); ++e) x[e] = static_cast<float>(std::cos(0.91 * e + 0.3));
+  std::vector<double> u(static_cast<size_t>(rows * rank)), v(static_cast<size_t>(cols * rank));
+  for (size_t e = 0; e < u.size(); ++e) u[e] = static_cast<float>(std::sin(0.13 * e));
+  for (size_t e = 0; e < v.size(); ++e) v[e] = static_cast<float>(std::cos(0.29 * e + 1));
+  const Tensor xr = fromDense({cols}, x.data(), Format::parse("dense", 1));
+  const Tensor xc = fromDense({rows}, x.data(), Format::parse("dense", 1));
+  const Tensor U = fromDense({rows, rank}, u.data(), Format::parse("dense", 2));
+  const Tensor V = fromDense({cols, rank}, v.data(), Format::parse("dense", 2));
+  // float64 references and the magnitudes of their terms.
+  std::vector<double> y(static_cast<size_t>(rows)), ys(y.size());
+  std::vector<double> z(static_cast<size_t>(cols)), zs(z.size());
+  for (int64_t i = 0; i < rows; ++i) {
+    for (const auto& [j, w] : a[static_cast<size_t>(i)]) {
+      const double wf = static_cast<float>(w);
+      y[static_cast<size_t>(i)] += wf * x[static_cast<size_t>(j)];
+      ys[static_cast<size_t>(i)] += std::fabs(wf * x[static_cast<size_t>(j)]);
+      z[static_cast<size_t>(j)] += wf * x[static_cast<size_t>(i)];
+      zs[static_cast<size_t>(j)] += std::fabs(wf * x[static_cast<size_t>(i)]);
+    }
+  }
+  for (const std::string f : {"csr", "csc", "coo", "dcsr", "bsr:4x4", "ell", "hyb"}) {
+    SCOPED_TRACE(GetParam() + " as " + f);
+    KernelOptions options;
+    options.formats = {{"A", f}};
+    const Tensor Af = convert(A, f);
+    const std::vector<double> gy =
+        toDense(Kernel::compile("y(i) = A(i,j) * x(j)", options).run({{"A", &Af}, {"x", &xr}}));
+    const std::vector<double> gz =
+        toDense(Kernel::compile("z(j) = A(i,j) * x(i)", options).run({{"A", &Af}, {"x", &xc}}));
+    const std::vector<double> gs =
+        toDense(Kernel::compile("Y(i,j) = A(i,j) * sum(k, U(i,k) * V(j,k))", options)
+                    .run({{"A", &Af}, {"U", &U}, {"V", &V}}));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      if (!(std::fabs(gy[static_cast<size_t>(i)] - y[static_cast<size_t>(i)]) <=
+            1e-5 * ys[static_cast<size_t>(i)] + 1e-30) &&
+          ++bad <= 5)
+        ADD_FAILURE() << "SpMV row " << i;
+    }
+    for (int64_t j = 0; j < cols; ++j) {
+      if (!(std::fabs(gz[static_cast<size_t>(j)] - z[static_cast<size_t>(j)]) <=
+            1e-5 * zs[static_cast<size_t>(j)] + 1e-30) &&
+          ++bad <= 5)
+        ADD_FAILURE() << "transposed SpMV column " << j;
+    }
+    ASSERT_EQ(static_cast<int64_t>(gs.size()), rows * cols);
+    std::vector<double> expect(gs.size(), 0.0), scale(gs.size(), 0.0);
+    for (int64_t i = 0; i < rows; ++i) {
+      for (const auto& [j, w] : a[static_cast<size_t>(i)]) {
+        for (int64_t k = 0; k < rank; ++k) {
+          const double t = static_cast<double>(static_cast<float>(w)) *
+                           u[static_cast<size_t>(i * rank + k)] *
+                           v[static_cast<size_t>(j * rank + k)];
+          expect[static_cast<size_t>(i * cols + j)] += t;
+          scale[static_cast<size_t>(i * cols + j)] += std::fabs(t);
+        }
+      }
+    }
+    for (size_t e = 0; e < gs.size(); ++e) {
+      if (!(std::fabs(gs[e] - expect[e]) <= 1e-5 * scale[e] + 1e-30) && ++bad <= 5)
+        ADD_FAILURE() << "SDDMM element " << e << ": " << gs[e] << " vs " << expect[e];
+    }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Data, RealMatrixKernels,
                          ::testing::Values("suitesparse/ParU/Matrix/nnc1374.mtx",
                                            "suitesparse/ParU/Matrix/watt_2.mtx",
@@ -163,6 +239,84 @@ INSTANTIATE_TEST_SUITE_P(Data, RealMatrixKernels,
                            }
                            return name;
                          });
+
+/// MTTKRP, TTV and TTM on the bundled FROSTT tensors (csf and coo), against float64 from their
+/// entries.
+class RealTensorKernels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealTensorKernels, MttkrpTtvTtm) {
+  const std::string path = std::string(SPARSEFLOW_DATA_DIR) + "/" + GetParam();
+  const Tensor T = convert(read(path), "coo");
+  ASSERT_EQ(T.rank(), 3) << path;
+  const std::vector<int64_t> dims = T.shape();
+  const int64_t r = 5;
+  // The entries (coo: level 0 compressed non-unique, levels 1-2 singleton).
+  std::vector<std::array<int64_t, 3>> at;
+  std::vector<double> val;
+  for (int64_t q = 0; q < T.numStored(); ++q) {
+    at.push_back({T.level(0).crd.index(q), T.level(1).crd.index(q), T.level(2).crd.index(q)});
+    val.push_back(static_cast<float>(T.values().value(q)));
+  }
+  auto dense = [](int64_t n, int64_t m, double phase) {
+    std::vector<double> d(static_cast<size_t>(n * m));
+    for (size_t e = 0; e < d.size(); ++e) d[e] = static_cast<float>(std::sin(0.7 * e + phase));
+    return d;
+  };
+  const std::vector<double> c = dense(dims[1], r, 0.1), d = dense(dims[2], r, 0.2);
+  const std::vector<double> w = dense(dims[2], 1, 0.3), m = dense(r, dims[2], 0.4);
+  const Tensor C = fromDense({dims[1], r}, c.data(), Format::parse("dense", 2));
+  const Tensor D = fromDense({dims[2], r}, d.data(), Format::parse("dense", 2));
+  const Tensor W = fromDense({dims[2]}, w.data(), Format::parse("dense", 1));
+  const Tensor M = fromDense({r, dims[2]}, m.data(), Format::parse("dense", 2));
+  std::vector<double> mttkrp(static_cast<size_t>(dims[0] * r)),
+      ttv(static_cast<size_t>(dims[0] * dims[1]));
+  std::vector<double> ttm(static_cast<size_t>(dims[0] * dims[1] * r));
+  for (size_t e = 0; e < val.size(); ++e) {
+    const auto [i, k, l] = at[e];
+    for (int64_t j = 0; j < r; ++j) {
+      mttkrp[static_cast<size_t>(i * r + j)] +=
+          val[e] * c[static_cast<size_t>(k * r + j)] * d[static_cast<size_t>(l * r + j)];
+      ttm[static_cast<size_t>((i * dims[1] + k) * r + j)] +=
+          val[e] * m[static_cast<size_t>(j * dims[2] + l)];
+    }
+    ttv[static_cast<size_t>(i * dims[1] + k)] += val[e] * w[static_cast<size_t>(l)];
+  }
+  auto expectNear = [](const std::vector<double>& got, const std::vector<double>& want,
+                       const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t e = 0; e < got.size(); ++e) {
+      ASSERT_NEAR(got[e], want[e], 1e-5 * (1 + std::fabs(want[e]))) << what << " element " << e;
+    }
+  };
+  for (const std::string f : {"csf", "coo"}) {
+    KernelOptions options;
+    options.formats = {{"B", f}};
+    const Tensor B = convert(T, f);
+    expectNear(toDense(Kernel::compile("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", options)
+                           .run({{"B", &B}, {"C", &C}, {"D", &D}})),
+               mttkrp, GetParam() + " MTTKRP " + f);
+    expectNear(
+        toDense(Kernel::compile("Z(i,j) = B(i,j,k) * c(k)", options).run({{"B", &B}, {"c", &W}})),
+        ttv, GetParam() + " TTV " + f);
+    expectNear(
+        toDense(
+            Kernel::compile("Z(i,j,k) = B(i,j,l) * C(k,l)", options).run({{"B", &B}, {"C", &M}})),
+        ttm, GetParam() + " TTM " + f);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Data, RealTensorKernels,
+    ::testing::Values("mlir/test/Integration/data/mttkrp_b.tns",
+                      "mlir/test/Integration/Dialect/SparseTensor/taco/data/nell-2.tns",
+                      "taco/test/data/3tensor.tns"),
+    [](const ::testing::TestParamInfo<std::string>& info) {
+      std::string name = info.param.substr(info.param.rfind('/') + 1);
+      for (char& ch : name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
 
 }  // namespace
 }  // namespace sparseflow
