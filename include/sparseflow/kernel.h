@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sparseflow/dtype.h"
+#include "sparseflow/schedule.h"
 #include "sparseflow/tensor.h"
 
 namespace sparseflow {
@@ -20,9 +21,10 @@ struct KernelOptions {
   bool parallel = true;
   /// Use the on-disk kernel cache ($XDG_CACHE_HOME/sparseflow; docs/jit.md).
   bool useCache = true;
-  /// Schedule text, e.g. "split(i, i0, i1, 64); parallel(i0)" (docs/compiler.md). A schedule
-  /// that parallelizes replaces the default parallel outer loops.
-  std::string schedule;
+  /// The schedule: text, e.g. "split(i, i0, i1, 64); parallel(i0)" (docs/compiler.md), or the
+  /// C++ builder, Schedule().split("i", "i0", "i1", 64).parallel("i0"). A schedule that
+  /// parallelizes replaces the default parallel outer loops.
+  Schedule schedule;
   /// Run the hand-tuned kernels where the kernel is exactly theirs (CSR SpMM, the 2:4 linear
   /// layer; only without a schedule). false: always generated code (to compare, or to test it).
   bool handTuned = true;

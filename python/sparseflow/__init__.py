@@ -26,6 +26,8 @@ from .errors import (
     SparseFlowError,
 )
 from .kernels import Kernel, compile
+
+Schedule = _C.Schedule
 from .scipy_interop import from_scipy, to_scipy
 from .tensors import (
     Tensor,
@@ -71,6 +73,7 @@ __all__ = [
     "InvalidFormat",
     "IoError",
     "Kernel",
+    "Schedule",
     "LayerReport",
     "NotSupported",
     "OutOfMemory",

@@ -85,18 +85,22 @@ def compile(text: str, formats: Mapping | None = None, schedule=None, *,
 
     ``formats`` maps tensor names to formats (absent: dense); ``dtypes`` to value types (absent:
     f32; compute is f64 when any tensor is f64). ``parallel`` runs the outer loop of each nest
-    on all cores where that cannot race. ``hand_tuned=False`` runs generated code even where a
-    hand-tuned kernel matches (CSR SpMM, the 2:4 linear layer). ``schedule``: None (the default loop order) or schedule
-    text such as ``"split(i, i0, i1, 64); parallel(i0)"`` (docs/compiler.md); schedule objects
-    are not implemented yet (NotSupported). Errors: ParseError/InvalidArgument for the text
+    on all cores where that cannot race. ``schedule``: None (the default loop order), schedule
+    text such as ``"split(i, i0, i1, 64); parallel(i0)"`` (docs/compiler.md), or the same built
+    with ``sf.Schedule().split("i", "i0", "i1", 64).parallel("i0")``; other objects are refused
+    (NotSupported). ``hand_tuned=False`` runs generated code even where a hand-tuned kernel
+    matches (CSR SpMM, the 2:4 linear layer). Errors: ParseError/InvalidArgument for the text
     (with line and column), NotSupported for what cannot be lowered yet, CompileError when no
     compiler works.
     """
     if schedule is None:
         schedule = ""
+    elif isinstance(schedule, _C.Schedule):
+        schedule = schedule.text
     elif not isinstance(schedule, str):
         raise NotSupported(
-            f"schedule objects ({type(schedule).__name__}) are not implemented yet; pass None "
+            f"a schedule must be None, text or a sparseflow.Schedule, not "
+            f"{type(schedule).__name__}; pass None "
             "for the default loop order or schedule text such as "
             "'split(i, i0, i1, 64); parallel(i0)' (docs/compiler.md)"
         )

@@ -33,7 +33,34 @@ Tensor runKernel(const Kernel& kernel, const std::map<std::string, const Tensor*
 
 }  // namespace
 
+void bindSchedule(py::module_& m) {
+  using S = Schedule;
+  const auto self = py::return_value_policy::reference_internal;
+  py::class_<S>(m, "Schedule",
+                "Schedule builder: Schedule().split('i', 'i0', 'i1', 64).parallel('i0') is the "
+                "text 'split(i, i0, i1, 64); parallel(i0)' (docs/compiler.md).")
+      .def(py::init<>())
+      .def(py::init<std::string>(), py::arg("text"))
+      .def("reorder", &S::reorder, py::arg("loops"), self)
+      .def("split", &S::split, py::arg("loop"), py::arg("outer"), py::arg("inner"),
+           py::arg("factor"), self)
+      .def("fuse", &S::fuse, py::arg("outer"), py::arg("inner"), py::arg("fused"), self)
+      .def("parallel", &S::parallel, py::arg("loop"), py::arg("atomic") = false, self)
+      .def("vectorize", &S::vectorize, py::arg("loop"), self)
+      .def("unroll", &S::unroll, py::arg("loop"), py::arg("factor"), self)
+      .def("precompute", &S::precompute, py::arg("tensor"), py::arg("loop"), self)
+      .def("sparse_reorder", &S::sparseReorder, py::arg("tensor"), py::arg("indices"), self)
+      .def("sparse_fuse", &S::sparseFuse, py::arg("tensor"), py::arg("indices"), self)
+      .def("bind", &S::bind, py::arg("loop"), py::arg("axis"), self)
+      .def_property_readonly("text", &S::text)
+      .def("__str__", &S::text)
+      .def("__repr__", [](const S& s) {
+        return "sparseflow.Schedule(" + py::repr(py::str(s.text())).cast<std::string>() + ")";
+      });
+}
+
 void bindKernel(py::module_& m) {
+  bindSchedule(m);
   py::class_<Kernel>(m, "_Kernel", "A compiled kernel (use sparseflow.compile).")
       .def_static("compile", &compileKernel, py::arg("text"),
                   py::arg("formats") = std::map<std::string, std::string>{},

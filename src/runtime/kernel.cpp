@@ -94,7 +94,7 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
   // Shapes are not known until run(): check with every extent 1 (always consistent) to get the
   // kernel's structure; run() checks the real shapes.
   std::map<std::string, expr::TensorInfo> infos;
-  const schedule::Schedule sched = schedule::Schedule::parse(options.schedule);
+  const schedule::Schedule sched = schedule::Schedule::parse(options.schedule.text());
   lower::LowerOptions lowerOptions;
   lowerOptions.parallel = options.parallel && !sched.hasParallel();
   lowerOptions.order = sched.requestedOrder();

@@ -131,6 +131,13 @@ def test_schedule_text_and_objects(rng):
     assert "i0" in kernel.ir and kernel.schedule.startswith("split")
     want = a.astype(np.float32).astype(np.float64) @ x.astype(np.float32).astype(np.float64)
     close(kernel(A=a, x=x), want, 33)
+    built = sf.Schedule().split("i", "i0", "i1", 16).parallel("i0")
+    assert built.text == "split(i, i0, i1, 16); parallel(i0)"
+    same = sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, schedule=built)
+    assert same.ir == kernel.ir and same.schedule == built.text
+    close(same(A=a, x=x), want, 33)
+    with pytest.raises(sf.SparseFlowError):
+        sf.Schedule().unroll("j", 0)
     with pytest.raises(NotImplementedError, match="schedule") as info:
         sf.compile("y(i) = A(i,j) * x(j)", schedule={"reorder": ["j", "i"]})
     assert isinstance(info.value, sf.NotSupported)

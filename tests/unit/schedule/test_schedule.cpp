@@ -51,6 +51,39 @@ TEST(ScheduleText, ParsesAndPrintsBack) {
   EXPECT_TRUE(schedule::Schedule::parse("  ").empty());
 }
 
+TEST(ScheduleCpp, TheBuilderWritesTheTextAndCompilesTheSame) {
+  const Schedule built = Schedule()
+                             .split("i", "i0", "i1", 8)
+                             .parallel("i0")
+                             .unroll("j", 2)
+                             .vectorize("k")
+                             .reorder({"i", "k", "j"})
+                             .fuse("a", "b", "c")
+                             .parallel("k", true)
+                             .precompute("y", "i")
+                             .sparseReorder("A", {"j", "i"})
+                             .sparseFuse("A", {"i", "j"})
+                             .bind("i", "blockIdx.x");
+  EXPECT_EQ(built.text(),
+            "split(i, i0, i1, 8); parallel(i0); unroll(j, 2); vectorize(k); reorder(i, k, j); "
+            "fuse(a, b, c); parallel(k, atomic); precompute(y, i); sparse_reorder(A, j, i); "
+            "sparse_fuse(A, i, j); bind(i, blockIdx.x)");
+  // What the parser reads back is what was built.
+  EXPECT_EQ(schedule::Schedule::parse(built.text()).toString(), built.text());
+  // A kernel scheduled from C++ is the kernel scheduled from the same text.
+  KernelOptions cpp, text;
+  cpp.formats = text.formats = {{"A", "csr"}};
+  cpp.schedule = Schedule().split("i", "i0", "i1", 8).parallel("i0").unroll("j", 2);
+  text.schedule = "split(i, i0, i1, 8); parallel(i0); unroll(j, 2)";
+  EXPECT_EQ(Kernel::compile(kSpmv, cpp).ir(), Kernel::compile(kSpmv, text).ir());
+  EXPECT_NE(Kernel::compile(kSpmv, cpp).ir().find("for v_i0 in"), std::string::npos);
+  // Arguments are checked as they are added.
+  EXPECT_THROW(Schedule().split("i", "i0", "i1", 0), Error);
+  EXPECT_THROW(Schedule().unroll("j", -2), Error);
+  EXPECT_TRUE(Schedule().empty());
+  EXPECT_TRUE(Schedule("").empty());
+}
+
 TEST(ScheduleText, ErrorsGiveTheColumn) {
   struct Bad {
     std::string text, message;
