@@ -36,6 +36,9 @@ class Schedule {
   /// reorder), and one loop over its stored entries in that order (sparse fuse).
   Schedule& sparseReorder(const std::string& tensor, const std::vector<std::string>& indices);
   Schedule& sparseFuse(const std::string& tensor, const std::vector<std::string>& indices);
+  /// Format decomposition: sparse input `tensor` runs as hyb:ellWidth (an ELL part that wide
+  /// plus a COO remainder), one kernel per part accumulated into one result; converted at run.
+  Schedule& decompose(const std::string& tensor, int64_t ellWidth);
   /// A loop mapped to GPU blocks or threads ("blockIdx.x", "threadIdx.x"): for the CUDA
   /// backend; the CPU backend refuses it (kNotSupported) when the kernel compiles.
   Schedule& bind(const std::string& loop, const std::string& axis);

@@ -51,6 +51,7 @@ void bindSchedule(py::module_& m) {
       .def("precompute", &S::precompute, py::arg("tensor"), py::arg("loop"), self)
       .def("sparse_reorder", &S::sparseReorder, py::arg("tensor"), py::arg("indices"), self)
       .def("sparse_fuse", &S::sparseFuse, py::arg("tensor"), py::arg("indices"), self)
+      .def("decompose", &S::decompose, py::arg("tensor"), py::arg("ell_width"), self)
       .def("bind", &S::bind, py::arg("loop"), py::arg("axis"), self)
       .def_property_readonly("text", &S::text)
       .def("__str__", &S::text)

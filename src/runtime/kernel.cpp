@@ -115,6 +115,17 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
         << "format given for '" << name << "', which the kernel '" << text << "' does not use";
     lowerOptions.formats[name] = Format::parse(format, static_cast<int32_t>(it->second));
   }
+  // decompose(A, K): A runs as hyb:K, one kernel per part (each compiled without the directive).
+  for (const auto& [name, width] : sched.decompositions()) {
+    auto it = ranks.find(name);
+    SF_USER_CHECK(it != ranks.end() && name != impl->statement.lhs.tensor)
+        << "decompose(" << name << ", " << width << "): '" << name
+        << "' is not an input of the kernel '" << text << "'";
+    SF_USER_CHECK(it->second == 2)
+        << "decompose(" << name << ", " << width << "): hybrid formats are for matrices; '" << name
+        << "' has " << it->second << " indices";
+    lowerOptions.formats[name] = Format::parse("hyb:" + std::to_string(width), 2);
+  }
   const expr::CheckedKernel checked = expr::check(impl->statement, infos);
   if (auto decomposition = runtime::decompose(checked, lowerOptions.formats)) {
     impl->checked = checked;
@@ -123,6 +134,7 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
     for (size_t p = 0; p < decomposition->partTexts.size(); ++p) {
       KernelOptions part = options;
       part.formats[decomposition->tensor] = decomposition->partFormats[p];
+      part.schedule = sched.withoutDecompositions().toString();
       impl->parts.push_back(Kernel::compile(decomposition->partTexts[p], part));
       const std::string title = "part " + std::to_string(p) + " of " + decomposition->tensor +
                                 " (" + decomposition->partFormats[p] +

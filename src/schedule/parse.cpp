@@ -26,6 +26,7 @@ const std::map<std::string, Arity>& grammar() {
       {"bind", {Primitive::kBind, 2, 2, false}},
       {"sparse_reorder", {Primitive::kSparseReorder, 3, 17, false}},
       {"sparse_fuse", {Primitive::kSparseFuse, 3, 17, false}},
+      {"decompose", {Primitive::kDecompose, 1, 1, true}},
   };
   return g;
 }
@@ -107,7 +108,7 @@ class Parser {
       pos_ = start;
       fail(
           "a primitive (reorder, split, fuse, parallel, vectorize, unroll, precompute, bind, "
-          "sparse_reorder, sparse_fuse), not "
+          "sparse_reorder, sparse_fuse, decompose), not "
           "'" +
           name + "'");
     }
@@ -166,6 +167,7 @@ class Parser {
       case Primitive::kSparseFuse:
         s.sparseFuse(d.loops[0], std::vector<std::string>(d.loops.begin() + 1, d.loops.end()));
         break;
+      case Primitive::kDecompose: s.decompose(d.loops[0], d.factor); break;
     }
   }
 };

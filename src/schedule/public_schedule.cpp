@@ -43,6 +43,9 @@ Schedule& Schedule::sparseReorder(const std::string& tensor,
 Schedule& Schedule::sparseFuse(const std::string& tensor, const std::vector<std::string>& indices) {
   return add(schedule::Schedule().sparseFuse(tensor, indices).toString());
 }
+Schedule& Schedule::decompose(const std::string& tensor, int64_t ellWidth) {
+  return add(schedule::Schedule().decompose(tensor, ellWidth).toString());
+}
 Schedule& Schedule::bind(const std::string& loop, const std::string& axis) {
   return add(schedule::Schedule().addRaw({schedule::Primitive::kBind, {loop, axis}}).toString());
 }

@@ -18,6 +18,7 @@ const char* primitiveName(Primitive p) {
     case Primitive::kBind: return "bind";
     case Primitive::kSparseReorder: return "sparse_reorder";
     case Primitive::kSparseFuse: return "sparse_fuse";
+    case Primitive::kDecompose: return "decompose";
   }
   return "?";
 }
@@ -25,7 +26,8 @@ const char* primitiveName(Primitive p) {
 std::string Directive::toString() const {
   std::string text = std::string(primitiveName(primitive)) + "(";
   for (size_t k = 0; k < loops.size(); ++k) text += (k ? ", " : "") + loops[k];
-  if (primitive == Primitive::kSplit || primitive == Primitive::kUnroll) {
+  if (primitive == Primitive::kSplit || primitive == Primitive::kUnroll ||
+      primitive == Primitive::kDecompose) {
     text += ", " + std::to_string(factor);
   }
   if (atomic) text += ", atomic";
@@ -87,6 +89,29 @@ Schedule& Schedule::sparseFuse(const std::string& tensor, std::vector<std::strin
   return *this;
 }
 
+Schedule& Schedule::decompose(const std::string& tensor, int64_t ellWidth) {
+  SF_USER_CHECK(ellWidth > 0) << "decompose(" << tensor << "): the ELL width must be positive, got "
+                              << ellWidth;
+  directives_.push_back({Primitive::kDecompose, {tensor}, ellWidth});
+  return *this;
+}
+
+std::map<std::string, int64_t> Schedule::decompositions() const {
+  std::map<std::string, int64_t> out;
+  for (const Directive& d : directives_) {
+    if (d.primitive == Primitive::kDecompose) out[d.loops[0]] = d.factor;
+  }
+  return out;
+}
+
+Schedule Schedule::withoutDecompositions() const {
+  Schedule s;
+  for (const Directive& d : directives_) {
+    if (d.primitive != Primitive::kDecompose) s.directives_.push_back(d);
+  }
+  return s;
+}
+
 Schedule& Schedule::addRaw(Directive d) {
   directives_.push_back(std::move(d));
   return *this;
@@ -137,7 +162,8 @@ ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule,
     switch (d.primitive) {
       case Primitive::kReorder:
       case Primitive::kSparseReorder:
-      case Primitive::kSparseFuse: break;  // honoured by lowering
+      case Primitive::kSparseFuse:
+      case Primitive::kDecompose: break;  // honoured by lowering / Kernel::compile
       case Primitive::kSplit: s = applySplit(s, d); break;
       case Primitive::kFuse: s = applyFuse(s, d); break;
       case Primitive::kParallel: s = applyParallel(s, d); break;

@@ -26,6 +26,10 @@ enum class Primitive {
   /// sparse_fuse(A, i, j): one loop over the stored entries of A instead of nested loops over
   /// i then j (SparseTIR's sparse fuse), served by a coordinate (coo) copy of A in that order.
   kSparseFuse,
+  /// decompose(A, 8): run sparse input A as hyb:8 (an ELL part 8 wide plus a COO remainder),
+  /// one compiled kernel per part accumulated into one result (SparseTIR's format
+  /// decomposition); A is converted when the kernel runs. Honoured by Kernel::compile.
+  kDecompose,
 };
 
 /// The primitive's name as written.
@@ -66,6 +70,11 @@ class Schedule {
   /// The loop order reorder() asks for (empty: the default order).
   std::vector<std::string> requestedOrder() const;
   Schedule& sparseFuse(const std::string& tensor, std::vector<std::string> indices);
+  Schedule& decompose(const std::string& tensor, int64_t ellWidth);
+  /// decompose()'s requests: tensor → ELL width of its hybrid format.
+  std::map<std::string, int64_t> decompositions() const;
+  /// This schedule without its decompose() directives (what each part is compiled with).
+  Schedule withoutDecompositions() const;
   /// sparse_reorder()'s requests: tensor → index order of its levels.
   std::map<std::string, std::vector<std::string>> sparseLevelOrders() const;
   /// sparse_fuse()'s requests: tensor → index order of its fused (coordinate) levels.

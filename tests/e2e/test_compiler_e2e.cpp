@@ -458,6 +458,11 @@ std::vector<Case> cases() {
            {"sparse_fuse_spmv_atomic", "y(i) = A(i,j) * x(j)", "csr",
             "sparse_fuse(A, i, j); parallel(i, atomic)", mv},
            {"sparse_fuse_transposed", "y(j) = A(i,j) * x(i)", "csc", "sparse_fuse(A, j, i)", mv},
+           // decompose: A bound as csr runs as hyb:K, one kernel per part.
+           {"decompose_spmv", "y(i) = A(i,j) * x(j)", "csr", "decompose(A, 3)", mv},
+           {"decompose_spmm_split", "C(i,j) = A(i,k) * B(k,j)", "csr",
+            "decompose(A, 2); split(i, i0, i1, 4)", mm},
+           {"decompose_transposed", "y(j) = A(i,j) * x(i)", "csr", "decompose(A, 4)", mv},
            // precompute: the scattered sums go to a workspace (per thread under parallel).
            {"precompute_serial", "y(j) = A(i,j) * x(i)", "csr", "precompute(y, i)", mv},
            {"precompute_parallel", "y(j) = A(i,j) * x(i)", "csr", "precompute(y, i); parallel(i)",

@@ -63,11 +63,12 @@ TEST(ScheduleCpp, TheBuilderWritesTheTextAndCompilesTheSame) {
                              .precompute("y", "i")
                              .sparseReorder("A", {"j", "i"})
                              .sparseFuse("A", {"i", "j"})
+                             .decompose("A", 4)
                              .bind("i", "blockIdx.x");
   EXPECT_EQ(built.text(),
             "split(i, i0, i1, 8); parallel(i0); unroll(j, 2); vectorize(k); reorder(i, k, j); "
             "fuse(a, b, c); parallel(k, atomic); precompute(y, i); sparse_reorder(A, j, i); "
-            "sparse_fuse(A, i, j); bind(i, blockIdx.x)");
+            "sparse_fuse(A, i, j); decompose(A, 4); bind(i, blockIdx.x)");
   // What the parser reads back is what was built.
   EXPECT_EQ(schedule::Schedule::parse(built.text()).toString(), built.text());
   // A kernel scheduled from C++ is the kernel scheduled from the same text.
@@ -80,6 +81,7 @@ TEST(ScheduleCpp, TheBuilderWritesTheTextAndCompilesTheSame) {
   // Arguments are checked as they are added.
   EXPECT_THROW(Schedule().split("i", "i0", "i1", 0), Error);
   EXPECT_THROW(Schedule().unroll("j", -2), Error);
+  EXPECT_THROW(Schedule().decompose("A", 0), Error);
   EXPECT_TRUE(Schedule().empty());
   EXPECT_TRUE(Schedule("").empty());
 }
@@ -237,6 +239,28 @@ TEST(SchedulePrimitives, FuseDenseLoopsOnly) {
   const std::string e = errorOf("C(i,j) = A(i,j) * B(i,j)", {{"A", "csr"}}, "fuse(i, j, f)");
   EXPECT_NE(e.find("bounds of j depend on i"), std::string::npos) << e;
   EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}}, "fuse(i, j, f)").find("not perfectly nested"),
+            std::string::npos);
+}
+
+TEST(SchedulePrimitives, DecomposeRunsOneKernelPerPart) {
+  // A bound as csr, run as hyb:3: an ELL kernel, then a COO kernel adding into the same y; the
+  // rest of the schedule applies to each part.
+  const std::string ir = irOf(kSpmv, {{"A", "csr"}}, "decompose(A, 3); split(i, i0, i1, 4)");
+  const size_t ell = ir.find("# part 0 of A (ell:3): y(i) = sum(j, A(i,j) * x(j))");
+  const size_t coo = ir.find("# part 1 of A (coo): y(i) += sum(j, A(i,j) * x(j))");
+  ASSERT_NE(ell, std::string::npos) << ir;
+  ASSERT_NE(coo, std::string::npos) << ir;
+  EXPECT_LT(ell, coo);
+  EXPECT_NE(ir.find("(p0_0_0 * 3)"), std::string::npos) << ir;  // ELL rows of width 3
+  EXPECT_NE(ir.find("for v_i0 in"), std::string::npos) << ir;   // the split, in the ELL part
+  EXPECT_NE(
+      errorOf(kSpmv, {{"A", "csr"}}, "decompose(x, 3)").find("hybrid formats are for matrices"),
+      std::string::npos);
+  EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}}, "decompose(y, 3)").find("not an input"),
+            std::string::npos);
+  EXPECT_NE(errorOf("y(i) = sum(j, exp(A(i,j)) * x(j))", {{"A", "csr"}}, "decompose(A, 3)",
+                    ErrorCode::kNotSupported)
+                .find("linear"),
             std::string::npos);
 }
 
