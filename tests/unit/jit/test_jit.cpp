@@ -159,6 +159,23 @@ TEST(JitSha256, KnownVectors) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+TEST(JitCache, DirectoryFollowsTheEnvironment) {
+  // An explicit directory, then $SPARSEFLOW_CACHE_DIR, $XDG_CACHE_HOME/sparseflow and
+  // $HOME/.cache/sparseflow; none of them: no directory (the JIT then uses a private one).
+  EXPECT_EQ(detail::resolveCacheDir("/given"), fs::path("/given"));
+  ScopedEnv sf("SPARSEFLOW_CACHE_DIR", "/sf"), xdg("XDG_CACHE_HOME", "/xdg"), home("HOME", "/h");
+  EXPECT_EQ(detail::resolveCacheDir({}), fs::path("/sf"));
+  {
+    ScopedEnv none("SPARSEFLOW_CACHE_DIR", nullptr);
+    EXPECT_EQ(detail::resolveCacheDir({}), fs::path("/xdg/sparseflow"));
+    ScopedEnv empty("XDG_CACHE_HOME", "");
+    EXPECT_EQ(detail::resolveCacheDir({}), fs::path("/h/.cache/sparseflow"));
+    ScopedEnv noHome("HOME", nullptr);
+    EXPECT_TRUE(detail::resolveCacheDir({}).empty());
+  }
+  EXPECT_EQ(detail::resolveCacheDir({}), fs::path("/sf"));
+}
+
 TEST(JitCache, MetaRoundTripAndKeys) {
   detail::EntryMeta meta;
   meta.key = std::string(64, 'a');

@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "sparseflow/build.h"
+#include "sparseflow/convert.h"
+#include "sparseflow/io.h"
 #include "unit/tools/tool_process.h"
 
 namespace {
@@ -176,6 +179,39 @@ TEST_F(CliRun, GeneratedOnlyTurnsTheHandTunedKernelOff) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out.find("hand-tuned: CSR SpMM") == std::string::npos, generatedOnly) << r.out;
   }
+}
+
+TEST_F(CliRun, SparseInputsAndOutputAsSft) {
+  // SpGEMM with both operands read from .sft and the product assembled into csr, written as .sft.
+  const Triplets t = readMtx(kMatrix);
+  sparseflow::write((dir_ / "a.sft").string(),
+                    sparseflow::convert(sparseflow::read(kMatrix), "csr"));
+  const Result r =
+      run({"run", "C(i,j) = A(i,k) * B(k,j)", "--format", "A=csr", "--format", "B=csr", "--format",
+           "C=csr", "--in", "A=a.sft", "--in", "B=a.sft", "--out", "C=c.sft"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const sparseflow::Tensor c = sparseflow::read((dir_ / "c.sft").string());
+  EXPECT_EQ(c.format().toString(), "csr");
+  ASSERT_EQ(c.shape(), (std::vector<int64_t>{t.rows, t.cols}));
+  std::vector<double> a(static_cast<size_t>(t.rows * t.cols), 0.0);
+  for (size_t n = 0; n < t.v.size(); ++n)
+    a[static_cast<size_t>(t.i[n] * t.cols + t.j[n])] += t.v[n];
+  const std::vector<double> got = sparseflow::toDense(c);
+  for (int64_t i = 0; i < t.rows; ++i) {
+    for (int64_t j = 0; j < t.cols; ++j) {
+      double want = 0, mag = 0;
+      for (int64_t k = 0; k < t.cols; ++k) {
+        const double term =
+            static_cast<double>(static_cast<float>(a[static_cast<size_t>(i * t.cols + k)])) *
+            static_cast<float>(a[static_cast<size_t>(k * t.cols + j)]);
+        want += term;
+        mag += std::abs(term);
+      }
+      ASSERT_NEAR(got[static_cast<size_t>(i * t.cols + j)], want, 1e-5 * mag + 1e-30)
+          << "(" << i << ", " << j << ")";
+    }
+  }
+  EXPECT_EQ(files(), (std::vector<std::string>{"a.sft", "c.sft"}));
 }
 
 TEST_F(CliRun, ParamAndF64) {
