@@ -71,6 +71,24 @@ std::optional<Format> concordantFormat(const Format& f, const expr::Access& a,
   return Format(f.rank(), std::move(levels), f.posWidth(), f.crdWidth());
 }
 
+/// `f` as plain compressed levels in the order its dimensions first appear (the first one
+/// dense): csr for coo, ell, bsr or n:m matrices. Such a copy co-iterates (ordered, unique
+/// coordinates) and stays sparse. Hybrid formats have no single order: nullopt.
+std::optional<Format> compressedCopy(const Format& f) {
+  if (f.isHybrid()) return std::nullopt;
+  std::vector<int32_t> dims;
+  for (const LevelSpec& l : f.levels()) {
+    if (std::find(dims.begin(), dims.end(), l.expr.dim) == dims.end()) dims.push_back(l.expr.dim);
+  }
+  if (static_cast<int32_t>(dims.size()) != f.rank()) return std::nullopt;
+  std::string text = "levels[";
+  for (size_t k = 0; k < dims.size(); ++k) {
+    text += (k ? ", d" : "d") + std::to_string(dims[k]) + (k == 0 ? ":dense" : ":compressed");
+  }
+  const Format plain = Format::parse(text + "]", f.rank());
+  return Format(f.rank(), plain.levels(), f.posWidth(), f.crdWidth());
+}
+
 class Planner {
  public:
   Planner(const expr::CheckedKernel& kernel, const Normalized& normalized,
@@ -181,6 +199,15 @@ class Planner {
     return false;
   }
 
+  /// Is `f`'s level over `index` (as accessed by `a`) dense?
+  static bool denseOver(const Format& f, const expr::Access& a, const std::string& index) {
+    for (const LevelSpec& l : f.levels()) {
+      if (a.indices[static_cast<size_t>(l.expr.dim)] == index)
+        return l.type.kind == LevelKind::kDense;
+    }
+    return false;
+  }
+
   bool isDriver(const std::string& tensor) const {
     auto it = plan_.formats.find(tensor);
     return it != plan_.formats.end() && !plan_.densified.at(tensor) && !isDenseFormat(it->second);
@@ -253,6 +280,17 @@ class Planner {
         bool any = false;
         for (const expr::Access* a : group) {
           if (isFactor(a)) continue;
+          // dcsr + csr: a compressed copy whose level over `index` is dense (csr) co-iterates.
+          const Format& f = plan_.formats[a->tensor];
+          if (auto copy = compressedCopy(f); group.size() == 1 && drivers.size() > 1 && copy &&
+                                             *copy != f && denseOver(*copy, *a, index)) {
+            plan_.notes.push_back("input " + a->tensor + " (" + f.toString() + ") is read as " +
+                                  copy->toString() + ", a compressed copy dense along '" + index +
+                                  "', where another operand is dense");
+            plan_.formats[a->tensor] = *copy;
+            any = true;
+            continue;
+          }
           densify(a->tensor, group.size() == 1 && drivers.size() > 1
                                  ? "the kernel may be nonzero where it has no entry along '" +
                                        index +
@@ -272,10 +310,18 @@ class Planner {
           if (it.randomAccess()) continue;
           if (it.coIterable(l.type) && l.expr.op == LevelExpr::Op::kIdentity) continue;
           const expr::Access* other = group[g == 0 ? 1 : 0];
-          densify(group[g]->tensor,
-                  other->tensor + " also iterates index '" + index + "' and " + f.toString() +
-                      " cannot be co-iterated with it (that " +
-                      "needs compressed levels with ordered, unique coordinates)");
+          const std::string& name = group[g]->tensor;
+          if (auto copy = compressedCopy(f); copy && *copy != f) {
+            plan_.notes.push_back("input " + name + " (" + f.toString() + ") is read as " +
+                                  copy->toString() + ", a compressed copy: " + other->tensor +
+                                  " also iterates index '" + index + "', and " + f.toString() +
+                                  " levels do not co-iterate");
+            plan_.formats[name] = *copy;
+          } else {
+            densify(name, other->tensor + " also iterates index '" + index + "' and " +
+                              f.toString() + " cannot be co-iterated with it (that " +
+                              "needs compressed levels with ordered, unique coordinates)");
+          }
           return true;
         }
       }

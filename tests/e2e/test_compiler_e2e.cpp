@@ -394,7 +394,8 @@ std::vector<Case> cases() {
                  "y(i) = exp(-abs(sum(j, A(i,j) * x(j)))) + gelu_tanh(x(i))",
                  {{"A", "dcsr"}},
                  {{"i", 37}, {"j", 37}}});
-  // More format pairs (co-iterated where the levels allow, read as dense otherwise).
+  // More format pairs: co-iterated where the levels allow; coo, ell, bsr and n:m operands of a
+  // co-iteration through a compressed (csr) copy; read as dense where the body needs it.
   for (std::string f : {"coo", "dcsr", "bsr:2x2", "ell"}) {
     out.push_back({"dense_times_sparse_" + f, "C(i,j) = B(i,k) * A(k,j)", {{"A", f}}, mm});
   }
@@ -432,6 +433,22 @@ std::vector<Case> cases() {
                  "C(i,j) = A(i,j) + B(i,j)",
                  {{"A", "levels[d0:dense, d1:ragged]"}, {"B", "csr"}},
                  mv});
+  for (std::string f : {"coo", "ell", "bsr:2x2", "2:4"}) {
+    out.push_back({"assemble_add_csr_" + f,
+                   "C(i,j) = A(i,j) - B(i,j)",
+                   {{"A", "csr"}, {"B", f}, {"C", "csr"}},
+                   {{"i", 38}, {"j", 52}}});
+    out.push_back({"assemble_mul_" + f + "_csr",
+                   "C(i,j) = B(i,j) * A(i,j)",
+                   {{"A", "csr"}, {"B", f}, {"C", "csr"}},
+                   {{"i", 38}, {"j", 52}},
+                   0.5});
+  }
+  out.push_back({"coiter_add_dcsr_csr",
+                 "C(i,j) = A(i,j) + B(i,j)",
+                 {{"A", "dcsr"}, {"B", "csr"}, {"C", "csr"}},
+                 {{"i", 38}, {"j", 52}},
+                 0.1});
   out.push_back({"spmm_colmajor_B_coo",
                  "C(i,j) = A(i,k) * B(k,j)",
                  {{"A", "coo"}, {"B", "levels[d1:dense, d0:dense]"}},
@@ -527,6 +544,31 @@ TEST(CompilerHandTuned, TwoFourLinearRunsNMLinear) {
   const Kernel g = Kernel::compile("Y(b,o) = relu(sum(i, X(b,i) * W(o,i)) + bias(o))", options);
   EXPECT_EQ(g.describe().find("hand-tuned"), std::string::npos) << g.describe();
   EXPECT_NE(g.source().find("sf_kernel_main"), std::string::npos);
+}
+
+TEST(CompilerCoIteration, LevelsThatDoNotCoIterateAreReadThroughACompressedCopy) {
+  // csr + coo/ell/bsr/2:4: the second operand is read as csr (sparse), not densified; an add
+  // with a dense operand is still read as dense (the sum is dense there).
+  for (const std::string f : {"coo", "ell", "bsr:2x2", "2:4"}) {
+    KernelOptions options;
+    options.formats = {{"A", "csr"}, {"B", f}};
+    const std::string d = Kernel::compile("C(i,j) = A(i,j) + B(i,j)", options).describe();
+    EXPECT_NE(d.find("input B (" + f + ") is read as csr, a compressed copy"), std::string::npos)
+        << d;
+    EXPECT_EQ(d.find("read as dense"), std::string::npos) << d;
+  }
+  // dcsr + csr: the dcsr operand is read as csr (dense rows like the other), not as dense.
+  KernelOptions mixed;
+  mixed.formats = {{"A", "dcsr"}, {"B", "csr"}};
+  const std::string m = Kernel::compile("C(i,j) = A(i,j) + B(i,j)", mixed).describe();
+  EXPECT_NE(m.find("input A (dcsr) is read as csr, a compressed copy dense along 'i'"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("read as dense"), std::string::npos) << m;
+  KernelOptions withDense;
+  withDense.formats = {{"A", "csr"}};
+  const std::string d = Kernel::compile("C(i,j) = A(i,j) + D(i,j)", withDense).describe();
+  EXPECT_NE(d.find("read as dense"), std::string::npos) << d;
 }
 
 TEST(CompilerErrors, NamesTheCulprit) {
