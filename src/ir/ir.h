@@ -166,6 +166,9 @@ struct LoopAnnotations {
   std::string workspace;
   /// The loop runs under `#pragma omp critical` (one thread at a time): a workspace's combine.
   bool critical = false;
+  /// Set by bind(): the GPU grid axis its iterations map to ("blockIdx.x", "threadIdx.y"...).
+  /// Only the CUDA backend runs such loops; the C++ backend refuses them.
+  std::string gpuAxis;
   bool operator==(const LoopAnnotations&) const = default;
 };
 

@@ -50,6 +50,7 @@ class Printer : public ExprWriter {
     if (n.notes.atomicStores) out << " atomic";
     if (!n.notes.workspace.empty()) out << " into(" << n.notes.workspace << ")";
     if (n.notes.critical) out << " critical";
+    if (!n.notes.gpuAxis.empty()) out << " bind(" << n.notes.gpuAxis << ")";
     if (!n.notes.label.empty() && "v_" + n.notes.label != n.var) out << "  # " << n.notes.label;
     out << ":\n";
     nested(n.body);

@@ -156,6 +156,13 @@ Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
   impl->lowered.body = schedule::applySchedule(impl->lowered.body, sched, denseOutputs);
   if (impl->lowered.symbolic)
     impl->lowered.symbolic = schedule::applySchedule(impl->lowered.symbolic, sched, denseOutputs);
+  if (schedule::hasBoundLoops(impl->lowered.body)) {
+    SF_FAIL(kNotSupported) << "the schedule '" << options.schedule.text()
+                           << "' binds loops to GPU axes; bound loops run on the CUDA backend, "
+                              "which this build does not have (remove bind() to run on the "
+                              "CPU). The scheduled loop IR:\n"
+                           << ir::toString(impl->lowered.body);
+  }
   impl->checked = checked;
   impl->formats = lowerOptions.formats;
   impl->ir = impl->lowered.symbolic

@@ -51,6 +51,22 @@ struct Writes : ir::Visitor {
 
 }  // namespace
 
+std::string raceAcrossIterations(const ir::For& f, const Directive& d) {
+  Writes w(f.notes.workspace);
+  w.visit(f.body);
+  const std::string& label = f.notes.label;
+  if (!w.assigned.empty()) {
+    return d.toString() + " would race: iterations of " + label + " update the shared scalar " +
+           *w.assigned.begin();
+  }
+  if (!f.notes.disjointWrites && w.stores > 0) {
+    return d.toString() + " would race: iterations of " + label +
+           " update the same output elements (" + label +
+           " is summed over, or its coordinates repeat)";
+  }
+  return "";
+}
+
 ir::Stmt applyParallel(const ir::Stmt& s, const Directive& d) {
   const std::string& label = d.loops.at(0);
   return rewriteLoops(s, d, label, [&](const ir::For& f, bool insideParallel) {

@@ -15,6 +15,10 @@ ir::Stmt applyFuse(const ir::Stmt& s, const Directive& d);
 ir::Stmt applyParallel(const ir::Stmt& s, const Directive& d);
 ir::Stmt applyVectorize(const ir::Stmt& s, const Directive& d);
 ir::Stmt applyUnroll(const ir::Stmt& s, const Directive& d);
+ir::Stmt applyBind(const ir::Stmt& s, const Directive& d);
+/// Why iterations of loop `f` would race if they ran at once (they update shared output
+/// elements or scalars), or "" when they write disjoint or private data. `d` names the directive.
+std::string raceAcrossIterations(const ir::For& f, const Directive& d);
 ir::Stmt applyPrecompute(const ir::Stmt& s, const Directive& d,
                          const std::vector<DenseOutput>& outputs);
 

@@ -150,7 +150,7 @@ std::map<std::string, std::vector<std::string>> Schedule::sparseFusions() const 
 
 bool Schedule::hasParallel() const {
   for (const Directive& d : directives_) {
-    if (d.primitive == Primitive::kParallel) return true;
+    if (d.primitive == Primitive::kParallel || d.primitive == Primitive::kBind) return true;
   }
   return false;
 }
@@ -170,10 +170,7 @@ ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule,
       case Primitive::kVectorize: s = applyVectorize(s, d); break;
       case Primitive::kUnroll: s = applyUnroll(s, d); break;
       case Primitive::kPrecompute: s = applyPrecompute(s, d, outputs); break;
-      case Primitive::kBind:
-        SF_FAIL(kNotSupported) << d.toString()
-                               << ": bind() maps loops to GPU threads; the CUDA backend "
-                                  "is not built yet";
+      case Primitive::kBind: s = applyBind(s, d); break;
     }
   }
   return s;

@@ -79,7 +79,8 @@ class Schedule {
   std::map<std::string, std::vector<std::string>> sparseLevelOrders() const;
   /// sparse_fuse()'s requests: tensor → index order of its fused (coordinate) levels.
   std::map<std::string, std::vector<std::string>> sparseFusions() const;
-  /// True when some directive parallelizes (then the default outer-loop parallelism is off).
+  /// True when some directive parallelizes or binds (then the default outer-loop parallelism is
+  /// off).
   bool hasParallel() const;
 
  private:
@@ -99,6 +100,9 @@ struct DenseOutput {
 /// race: ...", or kNotSupported for primitives not implemented for this backend.
 ir::Stmt applySchedule(const ir::Stmt& body, const Schedule& schedule,
                        const std::vector<DenseOutput>& outputs = {});
+
+/// Whether bind() mapped some loop of `s` to a GPU axis (only the CUDA backend runs those).
+bool hasBoundLoops(const ir::Stmt& s);
 
 /// Part of the default schedule, applied after the user's: when the innermost dense loops all run
 /// to one runtime extent n_x, the body is versioned for n_x = 16, 32, 64 and 128 (constants the

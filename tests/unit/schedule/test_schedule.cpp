@@ -264,10 +264,33 @@ TEST(SchedulePrimitives, DecomposeRunsOneKernelPerPart) {
             std::string::npos);
 }
 
-TEST(SchedulePrimitives, BindIsNotSupportedHere) {
-  EXPECT_NE(
-      errorOf(kSpmv, {{"A", "csr"}}, "bind(i, blockIdx.x)", ErrorCode::kNotSupported).find("CUDA"),
-      std::string::npos);
+TEST(SchedulePrimitives, BindAnnotatesLoopsForTheGpuBackend) {
+  // Rows over blocks of 16 threads: the loops carry their axes in the printed IR; the C++
+  // backend refuses to run them and shows that IR.
+  const std::string e = errorOf(kSpmv, {{"A", "csr"}},
+                                "split(i, i0, i1, 16); bind(i0, blockIdx.x); bind(i1, threadIdx.x)",
+                                ErrorCode::kNotSupported);
+  EXPECT_NE(e.find("CUDA backend"), std::string::npos) << e;
+  const size_t block =
+      e.find("for v_i0 in [0, (((v_i_end - v_i_begin) + 15) / 16)) bind(blockIdx.x):");
+  const size_t thread = e.find("  for v_i1 in [0, min(16, ");
+  EXPECT_NE(e.find("(v_i0 * 16))))) bind(threadIdx.x):"), std::string::npos) << e;
+  EXPECT_NE(block, std::string::npos) << e;
+  EXPECT_NE(thread, std::string::npos) << e;
+  EXPECT_LT(block, thread) << e;
+  EXPECT_EQ(e.find("parallel"), std::string::npos) << "bind replaces the default CPU loop: " << e;
+  // Refusals: a reduction loop, an unknown axis, blocks inside threads, one axis twice.
+  EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}}, "bind(j, threadIdx.x)").find("would race"),
+            std::string::npos);
+  EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}}, "bind(i, warp.x)").find("the axis must be"),
+            std::string::npos);
+  EXPECT_NE(errorOf(kSpmv, {{"A", "csr"}},
+                    "split(i, i0, i1, 16); bind(i0, threadIdx.x); bind(i1, blockIdx.x)")
+                .find("blocks go outside threads"),
+            std::string::npos);
+  EXPECT_NE(errorOf(kSpmm, {{"A", "csr"}}, "bind(i, threadIdx.x); bind(j, threadIdx.x)")
+                .find("are both bound to threadIdx.x"),
+            std::string::npos);
 }
 
 TEST(SchedulePrimitives, PrecomputePrivatizesTheScatteredSums) {
