@@ -60,6 +60,15 @@ void expectRowsMatch(const Tensor& got,
   EXPECT_EQ(bad, 0) << what;
 }
 
+/// A data file's test name: its file name with every non-alphanumeric character as '_'.
+std::string fileTestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param.substr(info.param.rfind('/') + 1);
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
 class RealMatrixKernels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RealMatrixKernels, SpGEMMAndAddIntoCsr) {
@@ -232,13 +241,7 @@ INSTANTIATE_TEST_SUITE_P(Data, RealMatrixKernels,
                                            "suitesparse/Mongoose/Matrix/dwt_992.mtx",
                                            "suitesparse/LAGraph/data/olm1000.mtx",
                                            "suitesparse/LAGraph/data/dnn_data/n1024-l1.mtx"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param.substr(info.param.rfind('/') + 1);
-                           for (char& ch : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           }
-                           return name;
-                         });
+                         fileTestName);
 
 /// MTTKRP, TTV and TTM on the bundled FROSTT tensors (csf and coo), against float64 from their
 /// entries.
@@ -310,13 +313,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values("mlir/test/Integration/data/mttkrp_b.tns",
                       "mlir/test/Integration/Dialect/SparseTensor/taco/data/nell-2.tns",
                       "taco/test/data/3tensor.tns"),
-    [](const ::testing::TestParamInfo<std::string>& info) {
-      std::string name = info.param.substr(info.param.rfind('/') + 1);
-      for (char& ch : name) {
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      }
-      return name;
-    });
+    fileTestName);
 
 }  // namespace
 }  // namespace sparseflow
