@@ -1,12 +1,16 @@
-// n:m on real pruned weights (DLMC patterns with random values) and the one-pass sparsify on a
+// n:m on real pruned weights (DLMC patterns with random values: prune/compress round trips and
+// the 2:4 linear layer against float64) and the one-pass sparsify on a
 // 7B-class layer (4096 x 11008 f32) against prune then compress.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <random>
 
 #include "sparseflow/io.h"
+#include "sparseflow/nm_linear.h"
 #include "unit/nm/nm_test_helpers.h"
 
 namespace sparseflow::nm {
@@ -66,6 +70,59 @@ TEST(NMRealData, DlmcWeightsPruneCompressAndComeBack) {
     std::printf("%-100s %s\n", file.substr(file.find("dlmc/")).c_str(),
                 one.impact.toString().c_str());
     if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(NMRealData, LinearLayerOnPrunedDlmcWeightsMatchesFloat64) {
+  // NMLinear on real pruning patterns (values random, pruned to 2:4), every dtype with x in the
+  // weights' dtype — bf16 runs the bf16 dot path where the CPU has it — at batch 1 (permute-style
+  // paths) and 32, against float64 from the pruned weights and the rounded x.
+  const uint64_t seed = sparseflow::testing::freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::vector<std::string> all = dlmcFiles();
+  ASSERT_GE(all.size(), 3u);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (size_t f = 0; f < all.size(); f += all.size() / 3) {
+    for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+      SCOPED_TRACE(all[f] + " " + dtypeName(dtype));
+      ReadOptions options;
+      options.format = "dense";
+      options.fill = ValueFill::kRandom;
+      options.seed = seed + f;
+      options.dtype = dtype;
+      const Tensor w = compress(prune(read(all[f], options), {2, 4}), {2, 4});
+      const int64_t out = w.shape()[0], in = w.shape()[1];
+      const std::vector<double> wd = toDense(w);
+      const NMLinear layer(w, {}, Epilogue{});
+      for (int64_t batch : {1, 32}) {
+        Buffer x = Buffer::zeros(dtype, batch * in);
+        for (int64_t e = 0; e < batch * in; ++e) x.setValue(e, unit(rng));
+        Buffer y = Buffer::zeros(dtype, batch * out);
+        layer.forward(x.data(), dtype, batch, y.data());
+        int64_t bad = 0;
+        for (int64_t b = 0; b < batch; ++b) {
+          for (int64_t o = 0; o < out; ++o) {
+            double want = 0, mag = 0;
+            for (int64_t i = 0; i < in; ++i) {
+              const double t = wd[static_cast<size_t>(o * in + i)] * x.value(b * in + i);
+              want += t;
+              mag += std::fabs(t);
+            }
+            // y is rounded to the dtype: half an ulp of it, plus f32 summation.
+            const double ulp = dtype == DType::kF32    ? 0x1p-24
+                               : dtype == DType::kBF16 ? 0x1p-8
+                                                       : 0x1p-11;
+            const double got = y.value(b * out + o);
+            if (!(std::fabs(got - want) <= ulp * std::fabs(want) + 1e-5 * mag + 1e-30) &&
+                ++bad <= 5)
+              ADD_FAILURE() << "batch " << batch << " row " << b << " output " << o << ": " << got
+                            << ", want " << want << " (" << layer.describe(batch, dtype) << ")";
+          }
+        }
+        EXPECT_EQ(bad, 0) << layer.describe(batch, dtype);
+      }
+    }
   }
 }
 
