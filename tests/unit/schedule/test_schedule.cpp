@@ -291,6 +291,14 @@ TEST(SchedulePrimitives, BindAnnotatesLoopsForTheGpuBackend) {
   EXPECT_NE(errorOf(kSpmm, {{"A", "csr"}}, "bind(i, threadIdx.x); bind(j, threadIdx.x)")
                 .find("are both bound to threadIdx.x"),
             std::string::npos);
+  // Not mixed with CPU-parallel loops, around or inside.
+  EXPECT_NE(
+      errorOf(kSpmv, {{"A", "csr"}}, "split(i, i0, i1, 16); parallel(i0); bind(i1, threadIdx.x)")
+          .find("is inside CPU-parallel loop i0"),
+      std::string::npos);
+  EXPECT_NE(errorOf(kSpmm, {{"A", "csr"}}, "parallel(j); bind(i, blockIdx.x)")
+                .find("CPU-parallel loop j is inside loop i, bound to blockIdx.x"),
+            std::string::npos);
 }
 
 TEST(SchedulePrimitives, PrecomputePrivatizesTheScatteredSums) {
