@@ -8,7 +8,7 @@ what="${1:-core}"
 # are core: the tool and its tests are part of every build (docs/tools.md).
 core=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwy-dev
       python3 python3-venv python3-dev python3-numpy python3-scipy python3-pytest python3-torch
-      pybind11-dev zlib1g-dev libcli11-dev nlohmann-json3-dev
+      pybind11-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libxxhash-dev
       libopenblas-dev libeigen3-dev libgraphblas-dev python3-matplotlib
       mlir-16-tools)  # mlir-opt-16: the MLIR export is parsed and sparsified in make test
 bench=(libdnnl-dev)

@@ -11,13 +11,25 @@
 
 namespace sparseflow {
 
+struct BufferState;
+
 /// A typed, contiguous array: owns its memory or views the caller's (kept alive by `keepAlive`).
+///
+/// Copies of a Buffer share its memory and its state: an identity that is never reused, and a
+/// record of writes that caches of derived data (packed weights, converted copies, validation
+/// verdicts) check so that they are never used for contents other than the ones they were built
+/// from (docs/formats.md, "Buffers and caches"). Every mutable accessor (`data()`, `as<T>()`,
+/// `setValue`) counts as a write. In C++ a pointer taken from a mutable accessor may be written
+/// until the buffer is next given to a kernel; write again only through a new accessor call.
+/// Memory the library cannot watch (views of caller memory, buffers handed out as writable
+/// arrays to Python or C) is verified by its content hash instead.
 class Buffer {
  public:
   Buffer() = default;
   /// A zero-filled owned buffer of `count` elements.
   static Buffer zeros(DType type, int64_t count);
   /// A view of caller memory; no copy. `keepAlive` (may be null) is held while the view lives.
+  /// The caller may change the memory at any time, so caches verify it by content.
   static Buffer view(DType type, void* data, int64_t count, std::shared_ptr<void> keepAlive = {});
   /// An owned copy of int64 values narrowed to `type` (i32 or i64); throws if a value overflows.
   static Buffer fromIndices(DType type, const std::vector<int64_t>& values, const char* what);
@@ -26,10 +38,14 @@ class Buffer {
   int64_t size() const { return count_; }
   int64_t bytes() const { return count_ * dtypeSize(type_); }
   bool owning() const { return owning_; }
-  void* data() { return data_; }
+  void* data() {
+    noteWrite();
+    return data_;
+  }
   const void* data() const { return data_; }
   template <typename T>
   T* as() {
+    noteWrite();
     return static_cast<T*>(data_);
   }
   template <typename T>
@@ -47,12 +63,30 @@ class Buffer {
   /// A deep, owned copy.
   Buffer clone() const;
 
+  /// Where a cache of data derived from this buffer stands: `id` names the memory (never reused,
+  /// unlike its address), `version` changes after every write, and `watched` is false when writes
+  /// can happen where the library cannot see them (caller memory, writable views handed out), in
+  /// which case only the content hash tells whether the contents changed.
+  struct Stamp {
+    uint64_t id = 0;
+    uint64_t version = 0;
+    bool watched = false;
+  };
+  Stamp stamp() const;
+  /// Marks the buffer as writable by code the library cannot watch until the returned token is
+  /// released (Python arrays and C pointers that view the buffer hold one); the release counts
+  /// as a write.
+  std::shared_ptr<void> openExternalWriter() const;
+
  private:
+  void noteWrite();
+
   DType type_ = DType::kF32;
   int64_t count_ = 0;
   void* data_ = nullptr;
   bool owning_ = false;
   std::shared_ptr<void> memory_;
+  std::shared_ptr<BufferState> state_;
 };
 
 /// The arrays of one level. Which are used depends on the level kind: pos (compressed, ragged),

@@ -1,4 +1,5 @@
 // Buffer: typed arrays that own memory or view the caller's.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -9,6 +10,58 @@
 #include "support/memory.h"
 
 namespace sparseflow {
+
+/// What the copies of one Buffer share besides its memory (see Buffer::Stamp).
+struct BufferState {
+  const uint64_t id;
+  /// Caller memory: written where the library cannot see it, ever.
+  const bool borrowed;
+  /// Bumped by stamp() when it finds `written` set, so every cache sees the write.
+  std::atomic<uint64_t> version{0};
+  /// Set by every mutable accessor; a plain flag so that accessors in loops stay cheap.
+  std::atomic<bool> written{false};
+  /// Writable views handed out to code the library cannot watch (Python, C).
+  std::atomic<int64_t> externalWriters{0};
+
+  BufferState(uint64_t id, bool borrowed) : id(id), borrowed(borrowed) {}
+};
+
+namespace {
+
+std::shared_ptr<BufferState> newState(bool borrowed) {
+  static std::atomic<uint64_t> nextId{1};
+  return std::make_shared<BufferState>(nextId.fetch_add(1, std::memory_order_relaxed), borrowed);
+}
+
+}  // namespace
+
+void Buffer::noteWrite() {
+  // Load first: once set, repeated accessor calls (in loops, from several threads) only read.
+  if (state_ && !state_->written.load(std::memory_order_relaxed)) {
+    state_->written.store(true, std::memory_order_release);
+  }
+}
+
+Buffer::Stamp Buffer::stamp() const {
+  if (!state_) return Stamp{0, 0, true};  // an empty buffer: nothing can change
+  if (state_->written.exchange(false, std::memory_order_acq_rel)) {
+    state_->version.fetch_add(1, std::memory_order_acq_rel);
+  }
+  return Stamp{state_->id, state_->version.load(std::memory_order_acquire),
+               !state_->borrowed && state_->externalWriters.load(std::memory_order_acquire) == 0};
+}
+
+std::shared_ptr<void> Buffer::openExternalWriter() const {
+  if (!state_) return {};
+  state_->externalWriters.fetch_add(1, std::memory_order_acq_rel);
+  // The token keeps the state alive; its release is a write the library did not see.
+  return std::shared_ptr<void>(new std::shared_ptr<BufferState>(state_), [](void* p) {
+    auto* held = static_cast<std::shared_ptr<BufferState>*>(p);
+    (*held)->written.store(true, std::memory_order_release);
+    (*held)->externalWriters.fetch_sub(1, std::memory_order_acq_rel);
+    delete held;
+  });
+}
 
 Buffer Buffer::zeros(DType type, int64_t count) {
   SF_USER_CHECK(count >= 0) << "buffer size " << count << " is negative";
@@ -24,6 +77,7 @@ Buffer Buffer::zeros(DType type, int64_t count) {
   b.memory_ = std::shared_ptr<void>(memory, [bytes](void* p) { freeZeroed(p, bytes); });
   b.data_ = memory;
   b.owning_ = true;
+  b.state_ = newState(false);
   return b;
 }
 
@@ -37,6 +91,7 @@ Buffer Buffer::view(DType type, void* data, int64_t count, std::shared_ptr<void>
   b.data_ = data;
   b.owning_ = false;
   b.memory_ = std::move(keepAlive);
+  b.state_ = newState(true);
   return b;
 }
 
@@ -86,6 +141,7 @@ double Buffer::value(int64_t i) const {
 }
 
 void Buffer::setValue(int64_t i, double v) {
+  noteWrite();
   switch (type_) {
     case DType::kF32: static_cast<float*>(data_)[i] = static_cast<float>(v); break;
     case DType::kF64: static_cast<double*>(data_)[i] = v; break;

@@ -93,8 +93,7 @@ Tensor NMLinearRunner::run(const std::map<std::string, const Tensor*>& inputs,
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const Tensor* bias = match_.bias.empty() ? nullptr : &get(match_.bias);
-    const void* biasData = bias ? bias->values().data() : nullptr;
-    if (!layer_ || packedFrom_ != w.values().data() || biasFrom_ != biasData) {
+    if (!layer_ || !packedFrom_.matches(w) || (bias && !biasFrom_.matches(*bias))) {
       std::vector<float> b;
       if (bias) {
         SF_USER_CHECK(bias->rank() == 1 && bias->shape()[0] == w.shape()[0])
@@ -103,8 +102,8 @@ Tensor NMLinearRunner::run(const std::map<std::string, const Tensor*>& inputs,
       }
       const Tensor packedFrom = w.format() == Format::parse("2:4", 2) ? w : convert(w, "2:4");
       layer_ = std::make_shared<const NMLinear>(packedFrom, std::move(b), match_.epilogue);
-      packedFrom_ = w.values().data();
-      biasFrom_ = biasData;
+      packedFrom_ = TensorWitness(w);
+      biasFrom_ = bias ? TensorWitness(*bias) : TensorWitness();
     }
     layer = layer_;
   }
