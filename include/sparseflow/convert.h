@@ -17,6 +17,11 @@ struct ConversionReport {
   int64_t storedBefore = 0, storedAfter = 0;
   int64_t bytesBefore = 0, bytesAfter = 0;
   double seconds = 0;
+  /// Value types before and after; when they differ, what the new type could not hold exactly:
+  /// values rounded (overflowed: finite values that became ±Inf) and the largest change.
+  DType dtypeBefore = DType::kF32, dtypeAfter = DType::kF32;
+  int64_t valuesRounded = 0, valuesOverflowed = 0;
+  double maxAbsError = 0, maxRelError = 0;
   std::string toString() const;
 };
 
@@ -30,7 +35,9 @@ struct ConvertOptions {
   bool forceGeneral = false;
 };
 
-/// The same tensor in another format. Direct paths (no coordinates in between) serve csr <-> csc,
+/// The same tensor in another format (and value type, with ConvertOptions::dtype: a value type
+/// change is one vectorized pass over the values, and the report counts the values it rounded).
+/// Direct paths (no coordinates in between) serve csr <-> csc,
 /// csr <-> bsr:RxC, csr <-> ell[:K], csr <-> hyb[:K], dense -> N:M (nm::compress) and N:M -> dense
 /// (nm::decompress) when the value type stays; every other pair, and a source that breaks its
 /// format's invariants, goes through coordinates (docs/formats.md, "Conversions"). Exact: every
@@ -41,6 +48,27 @@ Tensor convert(const Tensor& tensor, const Format& format, const ConvertOptions&
                ConversionReport* report = nullptr);
 /// Parses `format` for the tensor's rank, then converts.
 Tensor convert(const Tensor& tensor, const std::string& format, ConversionReport* report = nullptr);
+
+/// How a converted tensor's values compare with its source's, position by position in float64
+/// (a position stored by neither is zero in both and not visited). Runs in memory proportional
+/// to the stored entries: it never densifies.
+struct ValueComparison {
+  int64_t compared = 0;   ///< positions stored by either tensor
+  int64_t changed = 0;    ///< positions whose values differ (NaN equals NaN; +0 equals -0)
+  int64_t nonFinite = 0;  ///< NaN or ±Inf values in the source
+  int64_t kept = 0;       ///< nonzero values in the converted tensor
+  int64_t total = 0;      ///< elements of the shape
+  /// Over positions where both values are finite; maxAbsError is Inf when a non-finite value
+  /// changed. meanAbsError divides by `total`, as nm::Impact does.
+  double maxAbsError = 0, maxRelError = 0, meanAbsError = 0;
+  double relativeFrobeniusError = 0;  ///< ||source - converted|| / ||source||
+  double keptMagnitudeFraction = 1;  ///< sum |source| where converted is nonzero, over sum |source|
+  std::string firstChange;           ///< "(17, 3): 27852657 -> 27852656", or empty
+  std::string toString() const;
+};
+
+/// Compares `converted` with `source` (same shape; any formats and value types).
+ValueComparison compareValues(const Tensor& source, const Tensor& converted);
 
 /// The transpose of a matrix (or the tensor with dimensions permuted by `perm`), in `format`.
 Tensor transpose(const Tensor& tensor, const Format& format);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "sparseflow/build.h"
@@ -36,7 +37,11 @@ struct ReadOptions {
   /// Format of the result; empty: as stored for .sft, dense for dense files (.npy, array .mtx),
   /// csr for other matrices and coo for other tensors.
   std::string format;
-  DType dtype = DType::kF32;
+  /// Value type of the result; unset: exact. Binary files (.npy, .sft, .safetensors) keep the type
+  /// they store (integer .npy arrays: f32 when every value is an f32, else f64); text files and
+  /// pattern files get f32 when every value is exactly an f32 (patterns: ones), else f64. Set it to
+  /// convert while reading (the values are rounded to nearest even).
+  std::optional<DType> dtype;
   Duplicates duplicates = Duplicates::kSum;
   ValueFill fill = ValueFill::kOnes;  ///< DLMC
   uint64_t seed = 0;                  ///< DLMC random fill

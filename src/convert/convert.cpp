@@ -6,6 +6,7 @@
 
 #include "convert/compressed_transpose.h"
 #include "convert/direct_paths.h"
+#include "format/value_cast.h"
 #include "sparseflow/build.h"
 #include "support/check.h"
 
@@ -33,13 +34,46 @@ constexpr DirectPath kDirectPaths[] = {
 }  // namespace
 
 std::string ConversionReport::toString() const {
-  char line[256];
-  std::snprintf(line, sizeof line, "%s: %lld stored -> %lld stored, %lld -> %lld bytes, %.3f ms",
-                path.c_str(), static_cast<long long>(storedBefore),
-                static_cast<long long>(storedAfter), static_cast<long long>(bytesBefore),
-                static_cast<long long>(bytesAfter), seconds * 1e3);
+  char line[512];
+  int n = std::snprintf(
+      line, sizeof line, "%s: %lld stored -> %lld stored, %lld -> %lld bytes, %.3f ms",
+      path.c_str(), static_cast<long long>(storedBefore), static_cast<long long>(storedAfter),
+      static_cast<long long>(bytesBefore), static_cast<long long>(bytesAfter), seconds * 1e3);
+  if (dtypeBefore != dtypeAfter && n > 0 && static_cast<size_t>(n) < sizeof line) {
+    std::snprintf(line + n, sizeof line - static_cast<size_t>(n),
+                  "; %s -> %s: %lld values rounded (%lld overflowed), max abs error %.4g, max "
+                  "rel error %.4g",
+                  dtypeName(dtypeBefore), dtypeName(dtypeAfter),
+                  static_cast<long long>(valuesRounded), static_cast<long long>(valuesOverflowed),
+                  maxAbsError, maxRelError);
+  }
   return line;
 }
+
+namespace {
+
+/// The conversion at the source's value type: a copy, a direct path or the general path.
+Tensor convertSameType(const Tensor& tensor, const Format& format, bool forceGeneral,
+                       std::string& path) {
+  if (!forceGeneral) {
+    if (format == tensor.format()) {
+      path = "copy";
+      return tensor.clone();
+    }
+    for (const DirectPath& direct : kDirectPaths) {
+      if (std::optional<Tensor> result = direct.run(tensor, format)) {
+        path = direct.label;
+        return std::move(*result);
+      }
+    }
+  }
+  path = "general, through coordinates";
+  BuildOptions build;
+  build.dtype = tensor.dtype();
+  return fromCoo(toCoo(tensor), format, build);
+}
+
+}  // namespace
 
 Tensor convert(const Tensor& tensor, const Format& format, const ConvertOptions& options,
                ConversionReport* report) {
@@ -48,39 +82,42 @@ Tensor convert(const Tensor& tensor, const Format& format, const ConvertOptions&
       << ", a rank-" << format.rank() << " format";
   const auto start = std::chrono::steady_clock::now();
   const DType dtype = options.changeDType ? options.dtype : tensor.dtype();
-  std::optional<Tensor> result;
+  SF_USER_CHECK(isFloatType(dtype)) << "cannot convert values to " << dtypeName(dtype)
+                                    << "; tensor values are f32, f64, f16 or bf16";
   std::string path;
-  if (options.forceGeneral) {
-    // Straight to the general path below.
-  } else if (dtype == tensor.dtype() && format == tensor.format()) {
-    path = "copy";
-    result = tensor.clone();
-  } else if (dtype == tensor.dtype()) {
-    for (const DirectPath& direct : kDirectPaths) {
-      if ((result = direct.run(tensor, format))) {
-        path = direct.label;
-        break;
-      }
-    }
-  }
-  if (!result) {
-    path = "general, through coordinates";
-    BuildOptions build;
-    build.dtype = dtype;
-    result = fromCoo(toCoo(tensor), format, build);
+  CastReport cast;
+  Tensor result;
+  if (dtype == tensor.dtype()) {
+    result = convertSameType(tensor, format, options.forceGeneral, path);
+  } else if (format == tensor.format() && !options.forceGeneral) {
+    path = "cast";
+    result = castTensor(tensor, dtype, &cast);
+  } else if (dtypeSize(dtype) < dtypeSize(tensor.dtype())) {
+    // Narrowing: cast first, so the format conversion moves the smaller values.
+    result = convertSameType(castTensor(tensor, dtype, &cast), format, options.forceGeneral, path);
+    path = "cast, then " + path;
+  } else {
+    result = castTensor(convertSameType(tensor, format, options.forceGeneral, path), dtype, &cast);
+    path += ", then cast";
   }
   if (report) {
     report->from = tensor.format().toString();
-    report->to = result->format().toString();
+    report->to = result.format().toString();
     report->path = report->from + " -> " + report->to + " (" + path + ")";
     report->storedBefore = tensor.numStored();
-    report->storedAfter = result->numStored();
+    report->storedAfter = result.numStored();
     report->bytesBefore = tensor.storageBytes();
-    report->bytesAfter = result->storageBytes();
+    report->bytesAfter = result.storageBytes();
+    report->dtypeBefore = tensor.dtype();
+    report->dtypeAfter = dtype;
+    report->valuesRounded = cast.rounded;
+    report->valuesOverflowed = cast.overflowed;
+    report->maxAbsError = cast.maxAbsError;
+    report->maxRelError = cast.maxRelError;
     report->seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  return std::move(*result);
+  return result;
 }
 
 Tensor convert(const Tensor& tensor, const std::string& format, ConversionReport* report) {

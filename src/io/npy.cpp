@@ -378,6 +378,9 @@ RawTensor toRawTensor(const NpyArray& array) {
   RawTensor tensor;
   tensor.shape = array.shape;
   tensor.dense = true;
+  if (info->kind == 'f') {
+    tensor.storedType = info->size == 2 ? DType::kF16 : info->size == 4 ? DType::kF32 : DType::kF64;
+  }
   tensor.values.resize(static_cast<size_t>(*count));
   const uint8_t* p = array.bytes.data();
   for (double& value : tensor.values) {

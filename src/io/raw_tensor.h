@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "sparseflow/dtype.h"
 
 namespace sparseflow::io {
 
@@ -20,6 +23,9 @@ struct RawTensor {
   /// One value per entry; empty when the file is a pattern (`pattern` is then true).
   std::vector<double> values;
   bool pattern = false;
+  /// The value type the file stores, for binary files whose type says more than `values` (.npy
+  /// float arrays); unset for text files, whose exact type is found from the values.
+  std::optional<DType> storedType;
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   int64_t numEntries() const {

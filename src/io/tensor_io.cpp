@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "format/value_cast.h"
 #include "io/dlmc.h"
 #include "io/frostt.h"
 #include "io/harwell_boeing.h"
@@ -87,6 +88,14 @@ Tensor readSafetensorsTensor(const std::string& path, const ReadOptions& options
   return checkpoint.tensor(entries.front().name);
 }
 
+/// The narrowest value type that holds every value of the file exactly (ReadOptions::dtype unset).
+DType exactValueType(const io::RawTensor& raw) {
+  if (raw.storedType) return *raw.storedType;
+  if (raw.pattern) return DType::kF32;
+  return fitsF32Exactly(raw.values.data(), static_cast<int64_t>(raw.values.size())) ? DType::kF32
+                                                                                    : DType::kF64;
+}
+
 Coo rawToCoo(io::RawTensor&& raw) {
   Coo coo;
   coo.shape = raw.shape;
@@ -162,10 +171,11 @@ Tensor read(const std::string& path, const ReadOptions& options) {
     sft.verifyChecksum = options.verifyChecksum;
     Tensor t =
         kind == FileKind::kSft ? io::readSft(path, sft) : readSafetensorsTensor(path, options);
-    if (options.format.empty() && options.dtype == t.dtype()) return t;
+    const DType dtype = options.dtype.value_or(t.dtype());
+    if (options.format.empty() && dtype == t.dtype()) return t;
     ConvertOptions convertOptions;
     convertOptions.changeDType = true;
-    convertOptions.dtype = options.dtype;
+    convertOptions.dtype = dtype;
     Format target = options.format.empty() ? t.format() : Format::parse(options.format, t.rank());
     return convert(t, target, convertOptions);
   }
@@ -174,11 +184,12 @@ Tensor read(const std::string& path, const ReadOptions& options) {
   std::string formatText = options.format;
   if (formatText.empty()) formatText = raw.dense ? "dense" : rank == 2 ? "csr" : "coo";
   Format format = Format::parse(formatText, rank);
+  const DType dtype = options.dtype ? *options.dtype : exactValueType(raw);
   if (raw.dense) {
-    return fromDense(raw.shape, raw.values.data(), format, options.dtype);
+    return fromDense(raw.shape, raw.values.data(), format, dtype);
   }
   BuildOptions build;
-  build.dtype = options.dtype;
+  build.dtype = dtype;
   build.duplicates = options.duplicates;
   try {
     return fromCoo(rawToCoo(std::move(raw)), format, build);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -20,6 +21,7 @@
 #include "sparseflow/io.h"
 #include "sparseflow/nm.h"
 #include "sparseflow/progress.h"
+#include "sparseflow/statistics.h"
 #include "sparseflow/text_table.h"
 #include "sparseflow/validate.h"
 #include "sparseflow/weights.h"
@@ -38,6 +40,15 @@ struct ConvertArgs {
 
 enum class OutputKind { kFile, kCheckpoint, kDirectory };
 
+/// What a conversion did to the values, measured against the source at full precision.
+struct ValueReport {
+  double maxAbsError = 0, meanAbsError = 0, relativeError = 0, keptMagnitude = 1;
+  int64_t kept = 0, total = 0;
+  int64_t changed = 0;  ///< positions whose value differs from the source's (-1: not counted)
+  int64_t rounded = 0;  ///< values the output's value type holds only approximately
+  std::string firstChange;
+};
+
 /// What happened to one tensor of the input.
 struct TensorReport {
   std::string name, origin, dtype;
@@ -45,9 +56,9 @@ struct TensorReport {
   std::string action;  // converted, copied, skipped
   std::string reason;  // why copied or skipped
   std::string from, to, path;
+  std::string dtypeAfter;
   int64_t bytesBefore = 0, bytesAfter = 0;
-  bool haveImpact = false;
-  nm::Impact impact;
+  ValueReport values;
   double seconds = 0;
 };
 
@@ -76,49 +87,102 @@ bool isNMText(const std::string& format) {
 }
 
 /// The smallest exact format of a matrix among dense, csr, bsr:4x4, ell and (when the matrix fits
-/// as is) 2:4; "best" in --to.
+/// as is) 2:4; "best" in --to. Sizes are predicted from the matrix's statistics (one pass over the
+/// entries), so no candidate larger than the best so far is ever built.
 std::string smallestFormat(const Tensor& t) {
-  std::string best = "dense";
-  int64_t bestBytes = numElements(t.shape()) * dtypeSize(t.dtype());
-  std::vector<std::string> candidates = {"csr", "bsr:4x4", "ell"};
-  if (t.rank() == 2 && nm::isNM(t, {2, 4})) candidates.push_back("2:4");
-  for (const std::string& f : candidates) {
-    const int64_t bytes = convert(t, f).storageBytes();
-    if (bytes < bestBytes) best = f, bestBytes = bytes;
+  if (t.rank() != 2) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--to best chooses among matrix formats; the tensor has rank " +
+                    std::to_string(t.rank()) + " (name a format)");
+  }
+  const MatrixStatistics s = matrixStatistics(t);
+  const double value = static_cast<double>(dtypeSize(t.dtype()));
+  const double index = s.nnz > INT32_MAX || s.rows > INT32_MAX || s.cols > INT32_MAX ? 8 : 4;
+  const auto rows = static_cast<double>(s.rows), cols = static_cast<double>(s.cols);
+  const double blocks4 = static_cast<double>(s.blockFill.size() > 1 ? s.blockFill[1].blocks : 0);
+  const std::vector<std::pair<std::string, double>> candidates = {
+      {"dense", rows * cols * value},
+      {"csr", (rows + 1) * index + static_cast<double>(s.nnz) * (index + value)},
+      {"bsr:4x4", (std::ceil(rows / 4) + 1) * index + blocks4 * (index + 16 * value)},
+      {"ell", rows * static_cast<double>(s.maxRow) * (index + value)},
+      {"2:4", s.fitsTwoFour && s.cols % 4 == 0 ? rows * cols / 2 * value + rows * cols / 8
+                                               : std::numeric_limits<double>::infinity()}};
+  std::string best;
+  double bestBytes = std::numeric_limits<double>::infinity();
+  for (const auto& [format, bytes] : candidates) {
+    if (bytes < bestBytes) best = format, bestBytes = bytes;
   }
   return best;
 }
 
-/// Converts (or prunes, for N:M) one tensor and fills its report.
-Tensor convertOne(const Tensor& in, const std::string& target, TensorReport& r) {
+ValueReport fromImpact(const nm::Impact& i) {
+  ValueReport v;
+  v.maxAbsError = i.maxAbsError;
+  v.meanAbsError = i.meanAbsError;
+  v.relativeError = i.relativeFrobeniusError;
+  v.keptMagnitude = i.keptMagnitudeFraction;
+  v.kept = i.kept;
+  v.total = i.total;
+  v.changed = -1;
+  return v;
+}
+
+ValueReport fromComparison(const ValueComparison& c) {
+  ValueReport v;
+  v.maxAbsError = c.maxAbsError;
+  v.meanAbsError = c.meanAbsError;
+  v.relativeError = c.relativeFrobeniusError;
+  v.keptMagnitude = c.keptMagnitudeFraction;
+  v.kept = c.kept;
+  v.total = c.total;
+  v.changed = c.changed;
+  v.firstChange = c.firstChange;
+  return v;
+}
+
+/// Converts (or prunes, for N:M) one tensor, in `dtype` when set, and fills its report: every
+/// exact conversion is checked against the source's values at full precision, entry by entry.
+Tensor convertOne(const Tensor& in, const std::string& target, std::optional<DType> dtype,
+                  TensorReport& r) {
   const auto start = std::chrono::steady_clock::now();
   r.from = in.format().toString();
   r.bytesBefore = in.storageBytes();
+  ConvertOptions options;
+  options.changeDType = dtype.has_value();
+  options.dtype = dtype.value_or(in.dtype());
+  ConversionReport conversion;
   Tensor out;
   if (isNMText(target)) {
     nm::Sparsified s = nm::sparsify(in, nm::NMPattern::parse(target));
-    out = std::move(s.compressed);
-    r.impact = s.impact;
+    out = options.dtype == s.compressed.dtype()
+              ? std::move(s.compressed)
+              : convert(s.compressed, s.compressed.format(), options, &conversion);
+    r.values = fromImpact(s.impact);
   } else {
     const std::string format = target == "best" ? smallestFormat(in) : target;
-    out = convert(in, format);
-    r.impact = nm::measureImpact(in, out);
+    out = convert(in, Format::parse(format, in.rank()), options, &conversion);
+    r.values = fromComparison(compareValues(in, out));
   }
+  r.values.rounded = conversion.valuesRounded;
   validate(out);
-  r.haveImpact = true;
   r.to = out.format().toString();
+  r.dtypeAfter = dtypeName(out.dtype());
   r.bytesAfter = out.storageBytes();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 
-Json impactJson(const nm::Impact& i) {
-  return {{"max_error", i.maxAbsError},
-          {"mean_error", i.meanAbsError},
-          {"relative_error", i.relativeFrobeniusError},
-          {"kept_magnitude", i.keptMagnitudeFraction},
-          {"kept", i.kept},
-          {"total", i.total}};
+Json valuesJson(const ValueReport& v) {
+  Json j = {{"max_error", v.maxAbsError},
+            {"mean_error", v.meanAbsError},
+            {"relative_error", v.relativeError},
+            {"kept_magnitude", v.keptMagnitude},
+            {"kept", v.kept},
+            {"total", v.total},
+            {"rounded", v.rounded}};
+  if (v.changed >= 0) j["changed"] = v.changed;
+  if (!v.firstChange.empty()) j["first_change"] = v.firstChange;
+  return j;
 }
 
 Json reportJson(const ConvertArgs& args, const std::vector<TensorReport>& reports) {
@@ -129,9 +193,10 @@ Json reportJson(const ConvertArgs& args, const std::vector<TensorReport>& report
     if (r.action == "converted") {
       t["from"] = r.from;
       t["to"] = r.to;
+      t["dtype_after"] = r.dtypeAfter;
       t["bytes_before"] = r.bytesBefore;
       t["bytes_after"] = r.bytesAfter;
-      t["impact"] = impactJson(r.impact);
+      t["impact"] = valuesJson(r.values);
       t["seconds"] = r.seconds;
     }
     if (!r.path.empty()) t["path"] = r.path;
@@ -148,10 +213,11 @@ std::string fixed(double v, int digits) {
 }
 
 void printText(const ConvertArgs& args, const std::vector<TensorReport>& reports) {
-  TextTable table({"tensor", "shape", "from", "to", "kept", "max err", "mean err", "rel err",
-                   "kept mag", "bytes before", "after"});
+  TextTable table({"tensor", "shape", "from", "to", "dtype", "kept", "changed", "max err",
+                   "mean err", "rel err", "kept mag", "bytes before", "after"});
   std::vector<const TensorReport*> others;
   int64_t before = 0, after = 0, converted = 0;
+  std::vector<std::string> notes;
   for (const TensorReport& r : reports) {
     if (r.action != "converted") {
       others.push_back(&r);
@@ -160,14 +226,24 @@ void printText(const ConvertArgs& args, const std::vector<TensorReport>& reports
     ++converted;
     before += r.bytesBefore;
     after += r.bytesAfter;
-    const nm::Impact& i = r.impact;
+    const ValueReport& v = r.values;
     char kept[32];
     std::snprintf(kept, sizeof kept, "%.2f%%",
-                  i.total ? 100.0 * static_cast<double>(i.kept) / static_cast<double>(i.total) : 0);
-    table.row({r.name, shapeText(r.shape), r.from, r.to, kept, fixed(i.maxAbsError, 3),
-               fixed(i.meanAbsError, 3), fixed(i.relativeFrobeniusError, 3),
-               fixed(i.keptMagnitudeFraction, 4), bytesText(static_cast<double>(r.bytesBefore)),
+                  v.total ? 100.0 * static_cast<double>(v.kept) / static_cast<double>(v.total) : 0);
+    const std::string dtype = r.dtype == r.dtypeAfter ? r.dtype : r.dtype + "->" + r.dtypeAfter;
+    table.row({r.name, shapeText(r.shape), r.from, r.to, dtype, kept,
+               v.changed < 0 ? "-" : std::to_string(v.changed), fixed(v.maxAbsError, 3),
+               fixed(v.meanAbsError, 3), fixed(v.relativeError, 3), fixed(v.keptMagnitude, 4),
+               bytesText(static_cast<double>(r.bytesBefore)),
                bytesText(static_cast<double>(r.bytesAfter))});
+    if (v.rounded > 0) {
+      notes.push_back(r.name + ": " + std::to_string(v.rounded) + " values rounded to " +
+                      r.dtypeAfter + " (from " + r.dtype + ")" +
+                      (v.firstChange.empty() ? "" : "; first change at " + v.firstChange));
+    } else if (v.changed > 0) {
+      notes.push_back(r.name + ": " + std::to_string(v.changed) +
+                      " values changed; first change at " + v.firstChange);
+    }
   }
   std::printf("%s", table.str().c_str());
   std::printf("converted %lld of %zu tensors to %s: %s -> %s; wrote %s\n",
@@ -175,8 +251,10 @@ void printText(const ConvertArgs& args, const std::vector<TensorReport>& reports
               bytesText(static_cast<double>(before)).c_str(),
               bytesText(static_cast<double>(after)).c_str(), args.output.c_str());
   std::printf(
-      "(kept: stored nonzeros of all elements; errors are |original - converted|; rel err "
-      "is the relative Frobenius error; kept mag is the fraction of sum |w| kept)\n");
+      "(kept: stored nonzeros of all elements; changed: entries whose value differs from the "
+      "source's, compared in float64; errors are |source - converted|; rel err is the relative "
+      "Frobenius error; kept mag is the fraction of sum |w| kept)\n");
+  for (const std::string& note : notes) std::printf("%s\n", note.c_str());
   for (const TensorReport* r : others) {
     std::printf("%s %s (%s %s): %s\n", r->action.c_str(), r->name.c_str(), r->dtype.c_str(),
                 shapeText(r->shape).c_str(), r->reason.c_str());
@@ -237,7 +315,7 @@ int runConvert(const ConvertArgs& args) {
       r.origin = w.origin;
       Tensor loaded;
       if (!w.checkpoint) {  // files: shape and type are known once read
-        loaded = w.load();
+        loaded = w.loadSource();
         w.shape = loaded.shape();
         w.dtype = dtypeName(loaded.dtype());
       }
@@ -247,9 +325,9 @@ int runConvert(const ConvertArgs& args) {
       if (single && w.readable && reason.rfind("not 2-d", 0) == 0) reason.clear();
       std::optional<Tensor> out;
       if (reason.empty()) {
-        if (w.checkpoint) loaded = w.load();
+        if (w.checkpoint) loaded = w.loadSource();
         try {
-          out = convertOne(loaded, args.format, r);
+          out = convertOne(loaded, args.format, args.weights.dtype, r);
         } catch (const Error& e) {
           throw Error(e.code(), w.origin + ": tensor '" + w.name + "': " + e.what());
         }
@@ -282,7 +360,7 @@ int runConvert(const ConvertArgs& args) {
           one.copy(*w.checkpoint, w.name);
           one.write((tmpDir / file).string());
         } else {
-          if (!out && w.checkpoint) loaded = w.load();
+          if (!out && w.checkpoint) loaded = w.loadSource();
           write((tmpDir / file).string(), out ? *out : loaded);
         }
         r.path = (fs::path(args.output) / file).string();

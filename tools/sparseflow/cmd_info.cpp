@@ -16,12 +16,15 @@ void addInfoCommand(CLI::App& app, Action& action) {
   cmd->callback([&action, path] {
     action = [path] {
       const FileKind kind = fileKindFromPath(*path);
-      ReadOptions options;
-      options.dtype = DType::kF64;
-      Tensor t = read(*path, options);
+      Tensor t = read(*path);  // ReadOptions::dtype unset: the values exactly as the file has them
       ValidationReport report = validate(t);
+      const bool binary = kind == FileKind::kNpy || kind == FileKind::kSft ||
+                          kind == FileKind::kSafetensors;
       std::printf("file       %s (%s)\n", path->c_str(),
                   fileKindName(kind == FileKind::kAuto ? FileKind::kTriplet : kind));
+      std::printf("dtype      %s (%s)\n", dtypeName(t.dtype()),
+                  binary ? "as stored"
+                         : "text: the narrowest type that holds every value exactly");
       std::printf("tensor     %s\n", t.summary().c_str());
       std::printf("values     %s\n", report.toString().c_str());
       if (t.rank() == 2) std::printf("%s", matrixStatistics(t).toString().c_str());

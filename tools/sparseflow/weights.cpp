@@ -30,8 +30,7 @@ bool matchesAny(const std::vector<std::string>& patterns, const std::string& nam
 ReadOptions readOptions(const WeightOptions& options) {
   ReadOptions read;
   read.fill = options.fill == "ones" ? ValueFill::kOnes : ValueFill::kRandom;
-  read.seed = options.seed;
-  read.dtype = options.dtype.value_or(DType::kF32);
+  read.seed = options.seed;  // read.dtype unset: the values as the file holds them, exactly
   return read;
 }
 
@@ -59,9 +58,8 @@ void addCheckpoint(std::vector<Weight>& out, const std::string& path,
     w.dtype = lowerCase(e.dtype);  // "f32", "bf16", "i64", "bool": as sparseflow names types
     w.readable = e.readable();
     w.checkpoint = checkpoint;
-    w.load = [checkpoint, name = e.name, options] {
-      return withDType(checkpoint.tensor(name), options);
-    };
+    w.loadSource = [checkpoint, name = e.name] { return checkpoint.tensor(name); };
+    w.load = [source = w.loadSource, options] { return withDType(source(), options); };
     out.push_back(std::move(w));
   }
 }
@@ -76,9 +74,9 @@ Weight fileWeight(const fs::path& p, const WeightOptions& options) {
   Weight w;
   w.name = p.stem().string();
   w.origin = p.string();
-  w.dtype = "f32";
   const ReadOptions read = readOptions(options);
-  w.load = [path = p.string(), read] { return sparseflow::read(path, read); };
+  w.loadSource = [path = p.string(), read] { return sparseflow::read(path, read); };
+  w.load = [source = w.loadSource, options] { return withDType(source(), options); };
   return w;
 }
 
@@ -96,8 +94,8 @@ void addWeightOptions(CLI::App& cmd, WeightOptions& options) {
   cmd.add_option("--seed", options.seed, "seed of --fill random")->capture_default_str();
   cmd.add_option_function<std::string>(
       "--dtype", [&options](const std::string& text) { options.dtype = parseDType(text); },
-      "value type to load weights as (f32, f64, f16, bf16); default: as stored (f32 for text "
-      "files)");
+      "value type of the weights (f32, f64, f16, bf16); default: as stored (text files: f32 "
+      "when every value is an f32 exactly, else f64)");
 }
 
 std::vector<Weight> listWeights(const std::string& input, const WeightOptions& options,

@@ -21,7 +21,7 @@ struct WeightOptions {
   std::vector<std::string> exclude;  ///< glob patterns; win over include
   std::string fill = "random";       ///< values of pattern-only DLMC files: random or ones
   uint64_t seed = 0;                 ///< of --fill random
-  std::optional<DType> dtype;        ///< convert values to this type when loading
+  std::optional<DType> dtype;        ///< the value type to work in; unset: as stored
 };
 
 /// Adds --include, --exclude, --fill, --seed and --dtype to a subcommand.
@@ -33,11 +33,13 @@ struct Weight {
   std::string origin;  ///< the file it comes from
   /// Known before loading for checkpoints (from the header); else filled by load().
   std::vector<int64_t> shape;
-  std::string dtype;  ///< "f32", "bf16", "i64", "bool"... (known after load() for files)
+  std::string dtype;  ///< "f32", "bf16", "i64", "bool"... as stored (known after loading for files)
   bool readable = true;
   /// The checkpoint holding it, for copying it unchanged (empty for files).
   std::optional<Checkpoint> checkpoint;
-  /// Reads the tensor (errors name the file and the tensor).
+  /// Reads the tensor as stored, exactly (errors name the file and the tensor).
+  std::function<Tensor()> loadSource;
+  /// Reads the tensor in WeightOptions::dtype (loadSource when unset).
   std::function<Tensor()> load;
 };
 
