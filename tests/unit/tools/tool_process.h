@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@ namespace sparseflow::testing {
 struct ToolResult {
   int status = -1;
   std::string out, err;
+  int64_t peakRssKb = 0;  ///< the process's peak resident memory (getrusage's ru_maxrss)
 };
 
 inline std::string slurpFile(const std::filesystem::path& p) {
@@ -82,8 +84,10 @@ class ToolTest : public ::testing::Test {
     ToolResult r;
     if (posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), cenv.data()) == 0) {
       int status = 0;
-      waitpid(pid, &status, 0);
+      struct rusage usage {};
+      wait4(pid, &status, 0, &usage);
       r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      r.peakRssKb = usage.ru_maxrss;
     }
     posix_spawn_file_actions_destroy(&actions);
     r.out = slurpFile(outFile);

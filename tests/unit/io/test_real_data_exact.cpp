@@ -1,0 +1,103 @@
+// The user's round trip, on every real matrix in data/: read with the default (exact) value type,
+// convert to each of csr, csc, coo, dcsr, bsr:4x4, bsr:1x8, ell:8 (where rows fit) and hyb, write
+// .mtx, read it back: the same value type, the same entries, bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "common/real_data_files.h"
+#include "sparseflow/build.h"
+#include "sparseflow/convert.h"
+#include "sparseflow/error.h"
+#include "sparseflow/io.h"
+#include "sparseflow/statistics.h"
+
+namespace sparseflow {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kData = SPARSEFLOW_DATA_DIR;
+
+std::vector<fs::path> matrixFiles() {
+  std::vector<fs::path> out;
+  for (const fs::path& p : testing::readableDataFiles(kData)) {
+    const FileKind kind = fileKindFromPath(p.string());
+    if (kind != FileKind::kFrostt && kind != FileKind::kNpy) out.push_back(p);
+  }
+  return out;
+}
+
+/// Entries sorted by coordinates as (row, column, value bits); explicit zeros dropped when asked.
+std::vector<std::tuple<int64_t, int64_t, uint64_t>> entries(const Tensor& t, bool dropZeros) {
+  const Coo coo = toCoo(t);
+  std::vector<std::tuple<int64_t, int64_t, uint64_t>> out;
+  for (int64_t e = 0; e < coo.numEntries(); ++e) {
+    const double v = coo.values[static_cast<size_t>(e)];
+    if (dropZeros && v == 0) continue;
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    if (std::isnan(v)) bits = 0x7ff8000000000000ull;  // any NaN is the same value
+    out.emplace_back(coo.coords[static_cast<size_t>(2 * e)],
+                     coo.coords[static_cast<size_t>(2 * e + 1)], bits);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class RealMatrix : public ::testing::TestWithParam<fs::path> {};
+
+TEST(RealMatrices, EnoughAreBundled) {
+  EXPECT_GT(matrixFiles().size(), 120u);
+}
+
+TEST_P(RealMatrix, DefaultReadRoundTripsThroughEveryFormatAndMtxExactly) {
+  const fs::path& path = GetParam();
+  const Tensor original = read(path.string());
+  ASSERT_EQ(original.rank(), 2);
+  const auto stored = entries(original, false);
+  const auto nonzero = entries(original, true);
+  const MatrixStatistics stats = matrixStatistics(original);
+  const fs::path dir = fs::temp_directory_path() /
+                       ("sf_exact_rt_" + std::to_string(getpid()) + "_" + path.filename().string());
+  fs::create_directories(dir);
+  for (const std::string format :
+       {"csr", "csc", "coo", "dcsr", "bsr:4x4", "bsr:1x8", "ell:8", "hyb"}) {
+    SCOPED_TRACE(format);
+    if (format == "ell:8" && stats.maxRow > 8) {
+      try {
+        convert(original, format);
+        ADD_FAILURE() << "ell:8 accepted a row of " << stats.maxRow << " entries";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+      }
+      continue;
+    }
+    const Tensor converted = convert(original, format);
+    const std::string out = (dir / "back.mtx").string();
+    write(out, converted);
+    const Tensor back = read(out);
+    EXPECT_EQ(back.dtype(), original.dtype());
+    EXPECT_EQ(back.shape(), original.shape());
+    // Formats with zero fill (blocks, ELL slots) cannot tell an explicit zero from fill.
+    const bool fills = format.starts_with("bsr") || format.starts_with("ell") || format == "hyb";
+    ASSERT_EQ(entries(back, fills), fills ? nonzero : stored);
+    EXPECT_EQ(compareValues(original, back).changed, 0);
+  }
+  fs::remove_all(dir);
+}
+
+std::string testName(const ::testing::TestParamInfo<fs::path>& info) {
+  std::string name = fs::relative(info.param, kData).string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Data, RealMatrix, ::testing::ValuesIn(matrixFiles()), testName);
+
+}  // namespace
+}  // namespace sparseflow
