@@ -2,6 +2,7 @@
 #include "arrays.h"
 
 #include <memory>
+#include <utility>
 #include <string>
 
 #include "sparseflow/error.h"
@@ -81,11 +82,25 @@ Buffer viewOfArray(const py::array& array, DType type, const char* what) {
                       holdReference(array));
 }
 
+namespace {
+
+/// What a numpy view of a Buffer holds: the memory, and an external-writer token, since Python
+/// code may write through the view at any time (caches check such buffers by content until the
+/// view is gone; its release counts as a write).
+struct ViewOwner {
+  Buffer buffer;
+  std::shared_ptr<void> writer;
+};
+
+}  // namespace
+
 py::array arrayOfBuffer(const Buffer& buffer, const std::vector<int64_t>& shape) {
-  auto* owner = new Buffer(buffer);
-  py::capsule base(owner, [](void* p) { delete static_cast<Buffer*>(p); });
+  auto* owner = new ViewOwner{buffer, buffer.openExternalWriter()};
+  py::capsule base(owner, [](void* p) { delete static_cast<ViewOwner*>(p); });
   std::vector<py::ssize_t> dims(shape.begin(), shape.end());
-  return py::array(numpyDtypeOf(buffer.dtype()), dims, {}, owner->data(), base);
+  // The const data(): the view is not a write by itself; the token accounts for later ones.
+  void* data = const_cast<void*>(std::as_const(owner->buffer).data());
+  return py::array(numpyDtypeOf(buffer.dtype()), dims, {}, data, base);
 }
 
 py::array arrayOfBuffer(const Buffer& buffer) {

@@ -6,6 +6,7 @@
 
 #include "arrays.h"
 #include "bindings.h"
+#include "format/content_witness.h"
 #include "format/levels/level_impl.h"
 #include "sparseflow/build.h"
 #include "sparseflow/convert.h"
@@ -92,7 +93,9 @@ Tensor fromArrays(const std::vector<int64_t>& shape, const std::string& formatTe
   }
   const DType type = valueType(values, dtype, "values");
   Tensor tensor(shape, type, format, std::move(storage), viewOfArray(values, type, "values"));
-  validate(tensor);  // caller arrays are checked before anything reads them
+  // Caller arrays are checked before anything reads them; the same contents again (a scipy
+  // matrix passed to every call) cost a hash instead of a validation (docs/python.md).
+  validateOnce(tensor);
   return tensor;
 }
 

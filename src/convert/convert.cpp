@@ -85,19 +85,20 @@ Tensor convert(const Tensor& tensor, const Format& format, const ConvertOptions&
   SF_USER_CHECK(isFloatType(dtype)) << "cannot convert values to " << dtypeName(dtype)
                                     << "; tensor values are f32, f64, f16 or bf16";
   std::string path;
-  CastReport cast;
+  CastReport castReport;
+  CastReport* cast = report ? &castReport : nullptr;  // counting rounding costs a second look
   Tensor result;
   if (dtype == tensor.dtype()) {
     result = convertSameType(tensor, format, options.forceGeneral, path);
   } else if (format == tensor.format() && !options.forceGeneral) {
     path = "cast";
-    result = castTensor(tensor, dtype, &cast);
+    result = castTensor(tensor, dtype, cast);
   } else if (dtypeSize(dtype) < dtypeSize(tensor.dtype())) {
     // Narrowing: cast first, so the format conversion moves the smaller values.
-    result = convertSameType(castTensor(tensor, dtype, &cast), format, options.forceGeneral, path);
+    result = convertSameType(castTensor(tensor, dtype, cast), format, options.forceGeneral, path);
     path = "cast, then " + path;
   } else {
-    result = castTensor(convertSameType(tensor, format, options.forceGeneral, path), dtype, &cast);
+    result = castTensor(convertSameType(tensor, format, options.forceGeneral, path), dtype, cast);
     path += ", then cast";
   }
   if (report) {
@@ -110,10 +111,10 @@ Tensor convert(const Tensor& tensor, const Format& format, const ConvertOptions&
     report->bytesAfter = result.storageBytes();
     report->dtypeBefore = tensor.dtype();
     report->dtypeAfter = dtype;
-    report->valuesRounded = cast.rounded;
-    report->valuesOverflowed = cast.overflowed;
-    report->maxAbsError = cast.maxAbsError;
-    report->maxRelError = cast.maxRelError;
+    report->valuesRounded = castReport.rounded;
+    report->valuesOverflowed = castReport.overflowed;
+    report->maxAbsError = castReport.maxAbsError;
+    report->maxRelError = castReport.maxRelError;
     report->seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "support/check.h"
@@ -69,20 +70,43 @@ struct ChunkReport {
   double maxAbs = 0, maxRel = 0;
 };
 
+/// One lane of checkRange: its counts and maxima live in registers.
+struct Lane {
+  int64_t rounded = 0, overflowed = 0;
+  double maxAbs = 0, maxRel = 0;
+
+  void add(double before, double after) {
+    constexpr double kMax = std::numeric_limits<double>::max();
+    const bool finiteBefore = std::fabs(before) <= kMax, finiteAfter = std::fabs(after) <= kMax;
+    rounded += after != before && (after == after || before == before);
+    overflowed += finiteBefore && !finiteAfter;
+    const double error = finiteBefore && finiteAfter ? std::fabs(after - before) : 0.0;
+    maxAbs = error > maxAbs ? error : maxAbs;
+    // error / |before| > maxRel without a division per value (the maximum rarely moves).
+    if (error > maxRel * std::fabs(before)) maxRel = error / std::fabs(before);
+  }
+};
+
+/// Counts what a chunk's cast changed, over four independent lanes: a value is rounded when it
+/// differs and is not NaN on both sides; a finite value that became ±Inf overflowed and leaves
+/// the errors alone.
 template <typename From, typename To>
 void checkRange(const typename From::Storage* in, const typename To::Storage* out, int64_t n,
                 ChunkReport& r) {
-  for (int64_t i = 0; i < n; ++i) {
-    const double before = From::toDouble(in[i]), after = To::toDouble(out[i]);
-    if (before == after || (std::isnan(before) && std::isnan(after))) continue;
-    ++r.rounded;
-    if (std::isinf(after) && std::isfinite(before)) {
-      ++r.overflowed;
-      continue;
-    }
-    const double error = std::fabs(after - before);
-    r.maxAbs = std::max(r.maxAbs, error);
-    if (before != 0) r.maxRel = std::max(r.maxRel, error / std::fabs(before));
+  Lane l0, l1, l2, l3;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    l0.add(From::toDouble(in[i]), To::toDouble(out[i]));
+    l1.add(From::toDouble(in[i + 1]), To::toDouble(out[i + 1]));
+    l2.add(From::toDouble(in[i + 2]), To::toDouble(out[i + 2]));
+    l3.add(From::toDouble(in[i + 3]), To::toDouble(out[i + 3]));
+  }
+  for (; i < n; ++i) l0.add(From::toDouble(in[i]), To::toDouble(out[i]));
+  for (const Lane& l : {l0, l1, l2, l3}) {
+    r.rounded += l.rounded;
+    r.overflowed += l.overflowed;
+    r.maxAbs = std::max(r.maxAbs, l.maxAbs);
+    r.maxRel = std::max(r.maxRel, l.maxRel);
   }
 }
 
