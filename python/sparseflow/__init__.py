@@ -13,6 +13,7 @@ torch is imported only when SparseLinear or sparsify is first used. See docs/pyt
 
 from . import nm
 from ._ext import _C
+from .checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from .errors import (
     CompileError,
     InternalError,
@@ -67,6 +68,7 @@ def activations() -> list:
 
 
 __all__ = [
+    "Checkpoint",
     "CompileError",
     "InternalError",
     "InvalidArgument",
@@ -92,8 +94,10 @@ __all__ = [
     "from_numpy",
     "from_scipy",
     "from_torch",
+    "load_checkpoint",
     "nm",
     "read",
+    "save_checkpoint",
     "sparsify",
     "to_numpy",
     "to_scipy",
