@@ -133,3 +133,14 @@ def test_safetensors_file_loads_with_sparseflow(tmp_path, rng):
     with pytest.raises(sf.NotSupported, match="step"):
         ckpt["step"]
 
+
+def test_sparse_linear_weights_through_a_checkpoint(tmp_path, torch_rng):
+    linear = torch.nn.Linear(64, 16)
+    layer = sf.SparseLinear.from_dense(linear)
+    path = tmp_path / "layer.safetensors"
+    sf.save_checkpoint(path, {"fc.weight": layer.sparse_weight(), "fc.bias": layer.bias_values()})
+    ckpt = sf.load_checkpoint(path)
+    back = sf.SparseLinear(ckpt["fc.weight"], sf.to_torch(ckpt["fc.bias"]))
+    x = torch.randn(3, 64)
+    with torch.no_grad():
+        assert torch.equal(back(x), layer(x))
