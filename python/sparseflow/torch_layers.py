@@ -31,7 +31,6 @@ from .torch_ops import (
 )
 
 _ACTIVATIONS = ("relu", "silu", "gelu", "gelu_erf", "gelu_tanh")
-_STATE_VERSION = 1
 
 
 def _check_activation(activation: str | None) -> str:
@@ -59,8 +58,9 @@ class SparseLinear(torch.nn.Module):
     dtype (bfloat16/float16), and returns the input's dtype (accumulation is float32).
 
     state_dict keys: ``weight_values`` (out_features × slots, the weights' dtype),
-    ``weight_meta`` (uint8, 2-bit in-group offsets), ``bias`` (float32, when there is one) and
-    ``_extra_state`` (pattern, shape, activation). All are copies.
+    ``weight_meta`` (uint8, 2-bit in-group offsets), ``weight_shape`` ([out_features,
+    in_features]), ``weight_pattern`` ([2, 4]) and ``bias`` (float32, when there is one): all
+    tensors, all copies.
     """
 
     def __init__(self, weight: Tensor, bias=None, activation: str | None = None,
@@ -168,30 +168,22 @@ class SparseLinear(torch.nn.Module):
 
     # --- state_dict, pickling, deepcopy -------------------------------------------------------
 
-    def get_extra_state(self) -> dict:
-        return {"version": _STATE_VERSION, "pattern": self.pattern,
-                "in_features": self.in_features, "out_features": self.out_features,
-                "activation": self.activation}
-
-    def set_extra_state(self, state) -> None:
-        # _load_from_state_dict reads _extra_state together with the weights (it must check
-        # them as one); this is never reached through load_state_dict.
-        raise NotSupported("load a SparseLinear's state with load_state_dict")
-
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         state = layer_state(self._layer)
         destination[prefix + "weight_values"] = state["weight_values"]
         destination[prefix + "weight_meta"] = state["weight_meta"]
+        destination[prefix + "weight_shape"] = torch.tensor([self.out_features, self.in_features])
+        destination[prefix + "weight_pattern"] = torch.tensor(
+            [int(part) for part in self.pattern.split(":")])
         if state["bias"] is not None:
             destination[prefix + "bias"] = state["bias"]
-        destination[prefix + "_extra_state"] = self.get_extra_state()
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
-        names = ["weight_values", "weight_meta", "_extra_state"] + (
+        names = ["weight_values", "weight_meta", "weight_shape", "weight_pattern"] + (
             ["bias"] if self.has_bias else [])
         if strict:
             unexpected_keys.extend(key for key in state_dict
@@ -219,23 +211,16 @@ class SparseLinear(torch.nn.Module):
             error_msgs.append(str(error))
 
     def _layer_from_state_dict(self, state_dict, prefix):
-        extra = state_dict[prefix + "_extra_state"]
-        key = prefix + "_extra_state"
-        if not isinstance(extra, dict) or extra.get("version") != _STATE_VERSION:
-            raise InvalidArgument(f"{key} is not a SparseLinear state (version {_STATE_VERSION}): "
-                                  f"{extra!r}")
-        shape = (extra.get("out_features"), extra.get("in_features"))
-        if shape != (self.out_features, self.in_features):
+        shape = self._small_ints(state_dict, prefix + "weight_shape")
+        if shape != [self.out_features, self.in_features]:
             raise InvalidArgument(
                 f"size mismatch for {prefix}weight_values: the checkpoint's layer is "
-                f"{shape[0]} x {shape[1]} ({key}), the layer in the current model is "
-                f"{self.out_features} x {self.in_features}")
-        if extra.get("pattern") != self.pattern:
-            raise InvalidArgument(f"{key}: the checkpoint's pattern is {extra.get('pattern')}, "
-                                  f"this layer's {self.pattern}")
-        if extra.get("activation") != self.activation:
-            raise InvalidArgument(f"{key}: the checkpoint's layer fuses activation "
-                                  f"{extra.get('activation')}, this one {self.activation}")
+                f"{' x '.join(map(str, shape))} ({prefix}weight_shape), the layer in the current "
+                f"model is {self.out_features} x {self.in_features}")
+        pattern = self._small_ints(state_dict, prefix + "weight_pattern")
+        if ":".join(map(str, pattern)) != self.pattern:
+            raise InvalidArgument(f"{prefix}weight_pattern: the checkpoint's pattern is "
+                                  f"{':'.join(map(str, pattern))}, this layer's {self.pattern}")
         values = state_dict[prefix + "weight_values"]
         meta = state_dict[prefix + "weight_meta"]
         bias = state_dict.get(prefix + "bias") if self.has_bias else None
@@ -249,6 +234,14 @@ class SparseLinear(torch.nn.Module):
                                     self._layer.activation, self._layer.threads)
         except _C.SparseFlowError as error:
             raise InvalidArgument(f"{names[0]}, {names[1]}: {error}") from error
+
+    @staticmethod
+    def _small_ints(state_dict, key) -> list:
+        value = state_dict[key]
+        if not isinstance(value, torch.Tensor) or value.dtype.is_floating_point or (
+                value.dim() != 1 or value.numel() != 2):
+            raise InvalidArgument(f"{key} must be a tensor of two integers, got {value!r}")
+        return [int(v) for v in value.tolist()]
 
     def __getstate__(self):
         state = self.__dict__.copy()

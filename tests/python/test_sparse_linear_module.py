@@ -30,14 +30,14 @@ def test_state_dict_holds_copies_of_the_compressed_weights(torch_rng):
     linear = make_linear(torch_rng, 32, 12)
     layer = sf.SparseLinear.from_dense(linear, activation="relu")
     state = layer.state_dict()
-    assert list(state) == ["weight_values", "weight_meta", "bias", "_extra_state"]
+    assert list(state) == ["weight_values", "weight_meta", "weight_shape", "weight_pattern", "bias"]
+    assert all(isinstance(v, torch.Tensor) for v in state.values())
     assert state["weight_values"].shape == (12, 16)
     assert state["weight_values"].dtype == torch.float32
     assert state["weight_meta"].shape == (12 * 16 * 2 // 8,)
     assert state["weight_meta"].dtype == torch.uint8
     assert torch.equal(state["bias"], linear.bias.detach())
-    assert state["_extra_state"] == {"version": 1, "pattern": "2:4", "in_features": 32,
-                                     "out_features": 12, "activation": "relu"}
+    assert state["weight_shape"].tolist() == [12, 32] and state["weight_pattern"].tolist() == [2, 4]
     pruned = prune_24(linear.weight.detach().double().numpy())
     kept = pruned.reshape(12, 8, 4)[pruned.reshape(12, 8, 4) != 0].reshape(12, 16)
     np.testing.assert_array_equal(state["weight_values"].numpy(), kept.astype(np.float32))
@@ -100,15 +100,17 @@ def test_load_state_dict_errors_name_the_key(torch_rng):
 
     wider = sf.SparseLinear.zeros(64, 12, activation="gelu")
     fails(state, r"size mismatch for weight_values: the checkpoint's layer is 12 x 32 "
-                 r"\(_extra_state\), the layer in the current model is 12 x 64", target=wider)
+                 r"\(weight_shape\), the layer in the current model is 12 x 64", target=wider)
     broken = dict(state, weight_meta=torch.full_like(state["weight_meta"], 255))
     fails(broken, r"weight_values, weight_meta: .*offset")
     fails(dict(state, weight_values=state["weight_values"][:, :8]),
           r"weight_values has shape \(12, 8\); a 2:4 layer of 12 x 32 stores \(12, 16\)")
     fails(dict(state, weight_meta=state["weight_meta"].int()), r"weight_meta is torch.int32")
     fails(dict(state, bias=torch.zeros(5)), r"bias is torch.float32 of shape \(5,\)")
-    fails(dict(state, _extra_state=dict(state["_extra_state"], activation="relu")),
-          r"_extra_state: the checkpoint's layer fuses activation relu, this one gelu")
+    fails(dict(state, weight_pattern=torch.tensor([1, 4])),
+          r"weight_pattern: the checkpoint's pattern is 1:4, this layer's 2:4")
+    fails(dict(state, weight_shape=torch.tensor([12.0, 32.0])),
+          r"weight_shape must be a tensor of two integers")
     fails({k: v for k, v in state.items() if k != "weight_meta"}, r"missing weight_meta")
     fails({k: v for k, v in state.items() if k != "weight_meta"}, r"missing weight_meta",
           strict=False)
@@ -117,7 +119,8 @@ def test_load_state_dict_errors_name_the_key(torch_rng):
           r"weight is a dense weight, but this module is a SparseLinear.*from_dense", strict=False)
     fails(dict(state, weight_values=state["weight_values"].double()), r"torch.float64")
     result = layer.load_state_dict({}, strict=False)
-    assert set(result.missing_keys) == {"weight_values", "weight_meta", "bias", "_extra_state"}
+    assert set(result.missing_keys) == {"weight_values", "weight_meta", "weight_shape",
+                                        "weight_pattern", "bias"}
     assert torch.equal(outputs(layer, x), before)
 
 
@@ -142,9 +145,9 @@ def test_sparsified_model_round_trips(torch_rng):
     torch.save(model.state_dict(), buffer)
     buffer.seek(0)
     state = torch.load(buffer, weights_only=True)  # plain tensors and dicts
-    assert set(state) == {"0.weight_values", "0.weight_meta", "0.bias", "0._extra_state",
-                          "2.weight_values", "2.weight_meta", "2.bias", "2._extra_state",
-                          "4.weight", "4.bias"}
+    assert set(state) == {f"{i}.{key}" for i in (0, 2) for key in (
+        "weight_values", "weight_meta", "weight_shape", "weight_pattern", "bias")} | {
+        "4.weight", "4.bias"}
     fresh = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16),
                                 torch.nn.ReLU(), torch.nn.Linear(16, 6))
     sf.sparsify(fresh, exclude="4")
@@ -153,6 +156,16 @@ def test_sparsified_model_round_trips(torch_rng):
     for other in copies:
         assert torch.equal(outputs(other, x), want)
         assert other[0]._layer is not model[0]._layer
+
+
+def test_state_dict_saves_with_safetensors(tmp_path, torch_rng):
+    st = pytest.importorskip("safetensors.torch", reason="PyPI safetensors is not installed")
+    model = make_model(torch_rng)
+    st.save_file(model.state_dict(), str(tmp_path / "model.safetensors"))  # tensors only
+    fresh = make_model(torch_rng)
+    fresh.load_state_dict(st.load_file(str(tmp_path / "model.safetensors")))
+    x = torch.randn(4, 32)
+    assert torch.equal(outputs(fresh, x), outputs(model, x))
 
 
 def test_eval_no_grad_and_inference_mode(torch_rng):

@@ -190,3 +190,10 @@ def test_jit_load_needs_sparseflow_imported(tmp_path, torch_rng):
     with_sf = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert with_sf.returncode == 0, with_sf.stderr
     assert torch.equal(torch.tensor(eval(with_sf.stdout)), sparse(x))
+
+
+def test_onnx_export_names_the_operator(torch_rng):
+    model = torch.nn.Sequential(make_linear(torch_rng, 16, 8))
+    sf.sparsify(model)
+    with pytest.raises(Exception, match="sparseflow::nm_linear"):
+        torch.onnx.export(model, torch.randn(2, 16), io.BytesIO())
