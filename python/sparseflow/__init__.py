@@ -13,6 +13,7 @@ torch is imported only when SparseLinear or sparsify is first used. See docs/pyt
 
 from . import nm
 from ._ext import _C
+from .checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from .errors import (
     CompileError,
     InternalError,
@@ -45,15 +46,35 @@ from .tensors import (
 
 __version__ = _C.__version__
 
-_TORCH_NAMES = ("SparseLinear", "sparsify", "SparsifyReport", "LayerReport")
+# Names whose modules import torch: loaded on first use only.
+_TORCH_NAMES = {
+    "SparseLinear": "torch_layers",
+    "ScriptableSparseLinear": "torch_layers",
+    "sparsify": "torch_sparsify",
+    "SparsifyReport": "torch_sparsify",
+    "LayerReport": "torch_sparsify",
+}
 
 
 def __getattr__(name):
-    if name in _TORCH_NAMES:  # imports torch on first use only
-        from . import torch_layers
+    if name in _TORCH_NAMES:
+        import importlib
 
-        return getattr(torch_layers, name)
+        return getattr(importlib.import_module(f".{_TORCH_NAMES[name]}", __name__), name)
     raise AttributeError(f"module 'sparseflow' has no attribute '{name}'")
+
+
+def _register_torch_ops_if_torch_is_loaded():
+    """torch.ops.sparseflow.* must exist before torch.jit.load reads a module that calls them:
+    registered now when torch is already imported (else when SparseLinear is first used, or by
+    ``import sparseflow.torch_ops``)."""
+    import sys
+
+    if "torch" in sys.modules:
+        from . import torch_ops  # noqa: F401
+
+
+_register_torch_ops_if_torch_is_loaded()
 
 
 def formats() -> list:
@@ -67,6 +88,7 @@ def activations() -> list:
 
 
 __all__ = [
+    "Checkpoint",
     "CompileError",
     "InternalError",
     "InvalidArgument",
@@ -75,6 +97,7 @@ __all__ = [
     "Kernel",
     "Schedule",
     "LayerReport",
+    "ScriptableSparseLinear",
     "NotSupported",
     "OutOfMemory",
     "OutOfRange",
@@ -92,8 +115,10 @@ __all__ = [
     "from_numpy",
     "from_scipy",
     "from_torch",
+    "load_checkpoint",
     "nm",
     "read",
+    "save_checkpoint",
     "sparsify",
     "to_numpy",
     "to_scipy",

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 
 from ._ext import _C
 from .tensors import Tensor, as_tensor
 
 
 @dataclass(frozen=True)
-class SparsifyDiff:
+class SparsifyDiff(Mapping):
     """What pruning cost, in float64 over all elements, with e = original - pruned.
 
     max_error = max |e|; mean_error = sum |e| / total; relative_error = ||e||_F / ||original||_F;
     kept_magnitude = sum |original| where kept / sum |original| (in (0, 1] unless all zero);
-    kept = nonzeros kept; total = elements. Also readable as ``diff["max_error"]``.
+    kept = nonzeros kept; total = elements. Also a read-only mapping of those six names:
+    ``diff["max_error"]``, ``"max_error" in diff``, ``dict(diff)``, ``diff.keys()``.
     """
 
     max_error: float
@@ -30,7 +32,15 @@ class SparsifyDiff:
                    impact.kept_magnitude_fraction, impact.kept, impact.total)
 
     def __getitem__(self, key: str):
+        if key not in _DIFF_FIELDS:
+            raise KeyError(key)
         return getattr(self, key)
+
+    def __iter__(self):
+        return iter(_DIFF_FIELDS)
+
+    def __len__(self) -> int:
+        return len(_DIFF_FIELDS)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -40,6 +50,9 @@ class SparsifyDiff:
         return (f"kept {share:.2%} ({self.kept} of {self.total}), max error {self.max_error:.4g}, "
                 f"mean error {self.mean_error:.4g}, relative error {self.relative_error:.4g}, "
                 f"kept magnitude {self.kept_magnitude:.2%}")
+
+
+_DIFF_FIELDS = tuple(field.name for field in fields(SparsifyDiff))
 
 
 def pattern(text: str) -> str:

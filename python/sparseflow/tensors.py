@@ -234,19 +234,46 @@ def transpose(tensor, format: str | None = None) -> Tensor:
 
 
 def read(path, format: str | None = None, dtype="f32", *, kind: str = "auto",
-         verify_checksum: bool = True) -> Tensor:
-    """Reads .mtx, Harwell-Boeing, .tns, .smtx, .npy or .sft (``kind`` from the extension).
+         verify_checksum: bool = True, tensor: str | None = None) -> Tensor:
+    """Reads .mtx, Harwell-Boeing, .tns, .smtx, .npy, .sft or one tensor of a .safetensors
+    checkpoint (``kind`` from the extension, else from the first bytes).
 
-    ``format``: the result's format (default: as stored for .sft, dense for dense files, csr for
-    other matrices, coo for other tensors). Errors name the file and line (or byte offset).
+    ``format``: the result's format (default: as stored for .sft and checkpoints, dense for dense
+    files, csr for other matrices, coo for other tensors). ``tensor``: the name of the tensor to
+    read from a checkpoint that holds several (``sf.load_checkpoint`` opens all of them). Errors
+    name the file and line (or byte offset).
     """
-    return _C._read(os.fspath(path), format or "", dtype_name(dtype), kind, verify_checksum)
+    path = os.fspath(path)
+    try:
+        return _C._read(path, format or "", dtype_name(dtype), kind, verify_checksum,
+                        tensor or "")
+    except InvalidArgument as error:
+        if tensor is None:
+            _raise_if_checkpoint_needs_a_name(path, error)
+        raise
 
 
-def write(path, tensor, *, kind: str = "auto") -> None:
+def _raise_if_checkpoint_needs_a_name(path: str, error: Exception) -> None:
+    """When ``path`` is a checkpoint of several tensors, says how to name the one to read."""
+    try:
+        names = _C._Checkpoint.open(path).names()
+    except Exception:  # not a checkpoint: the reader's own error stands
+        return
+    if len(names) < 2:
+        return
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    raise InvalidArgument(
+        f"{path} is a checkpoint of {len(names)} tensors ({shown}); name the one to read: "
+        f"sf.read(path, tensor={names[0]!r}), or open them all with sf.load_checkpoint(path)"
+    ) from error
+
+
+def write(path, tensor, *, kind: str = "auto", name: str | None = None) -> None:
     """Writes a tensor (or anything as_tensor takes) atomically; the kind from the extension:
-    .mtx/.tns/.smtx get the entries, .npy the dense array, .sft the format and arrays as is."""
-    _C._write(os.fspath(path), as_tensor(tensor), kind)
+    .mtx/.tns/.smtx get the entries, .npy the dense array, .sft the format and arrays as is,
+    .safetensors a checkpoint of this one tensor named ``name`` (default "tensor";
+    ``sf.save_checkpoint`` writes several)."""
+    _C._write(os.fspath(path), as_tensor(tensor), kind, name or "")
 
 
 __all__ = [

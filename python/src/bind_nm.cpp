@@ -1,15 +1,18 @@
-// n:m structured sparsity: prune, validate, compress, the impact report and the 2:4 NMLinear.
+// n:m structured sparsity: prune, validate, compress, the impact report and the 2:4 layer.
 #include <pybind11/stl.h>
 
+#include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arrays.h"
 #include "bindings.h"
+#include "nm_layer.h"
 #include "sparseflow/epilogue.h"
 #include "sparseflow/error.h"
 #include "sparseflow/nm.h"
-#include "sparseflow/nm_linear.h"
 
 namespace sparseflow::python {
 namespace {
@@ -25,20 +28,26 @@ std::vector<float> biasValues(const py::object& bias) {
   return std::vector<float>(array.data(), array.data() + array.size());
 }
 
-NMLinear makeLinear(const Tensor& weights, const py::object& bias, const std::string& epilogue,
-                    int32_t threads) {
-  std::vector<float> values = biasValues(bias);
-  NMLinearOptions options;
-  options.threads = threads;
-  const Epilogue parsed = Epilogue::parse(epilogue);
-  py::gil_scoped_release release;  // packing reads every weight
-  return NMLinear(weights, std::move(values), parsed, options);
+/// The layer's activation from its name ("none", "relu", "gelu"...); "bias" is not one.
+Activation activationOf(const std::string& name) {
+  const Epilogue parsed = Epilogue::parse(name);
+  if (parsed.bias)
+    invalid("'" + name + "' is not an activation (none, relu, silu, gelu, gelu_tanh)");
+  return parsed.activation;
 }
 
-/// y = epilogue(x · Wᵀ + b) on caller arrays: x batch × in, y batch × out, both of `dtype`
-/// (f32 or the weights' dtype; bf16 as 2-byte raw bits), C-contiguous. No copies.
-void forwardInto(const NMLinear& layer, const py::array& x, const py::array& y,
-                 const std::string& dtype) {
+std::shared_ptr<NMLayer> makeLayer(const Tensor& weights, const py::object& bias,
+                                   const std::string& activation, int32_t threads) {
+  std::vector<float> values = biasValues(bias);
+  const Activation parsed = activationOf(activation);
+  py::gil_scoped_release release;  // copying and packing read every weight
+  return std::make_shared<NMLayer>(weights, std::move(values), !bias.is_none(), parsed, threads);
+}
+
+/// y = activation(x · Wᵀ + b) (or the pre-activation) on caller arrays: x batch × in, y batch ×
+/// out, both of `dtype` (f32 or the weights' dtype; bf16 as 2-byte raw bits), C-contiguous.
+void forwardInto(const NMLayer& layer, const py::array& x, const py::array& y,
+                 const std::string& dtype, bool preActivation) {
   const DType type = parseDType(dtype);
   const Buffer xb = viewOfArray(x, type, "x");
   Buffer yb = viewOfArray(y, type, "y");
@@ -52,7 +61,57 @@ void forwardInto(const NMLinear& layer, const py::array& x, const py::array& y,
   }
   if (batch == 0) return;
   py::gil_scoped_release release;
-  layer.forward(xb.data(), type, batch, yb.data());
+  layer.forward(xb.data(), type, batch, yb.data(), preActivation);
+}
+
+/// dX = dZ · W: dz batch × out_features (float32), returned as a new batch × in_features array.
+py::array_t<float> backwardInput(const NMLayer& layer, const py::array& dz) {
+  const auto grad = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(dz);
+  if (!grad || grad.ndim() != 2 || grad.shape(1) != layer.outFeatures()) {
+    invalid("the output gradient must be batch × " + std::to_string(layer.outFeatures()) +
+            " (out_features) float32 values");
+  }
+  const int64_t batch = grad.shape(0);
+  py::array_t<float> dx({batch, layer.inFeatures()});
+  const float* dzData = grad.data();
+  float* dxData = dx.mutable_data();
+  {
+    py::gil_scoped_release release;
+    layer.backwardInput(dzData, batch, dxData);
+  }
+  return dx;
+}
+
+/// A C-contiguous array's bytes (read-only is fine: nothing is written).
+std::pair<const void*, int64_t> bytesOf(const py::array& array, const char* what) {
+  if (!(array.flags() & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_)) {
+    invalid(std::string(what) + " must be C-contiguous");
+  }
+  return {array.data(), static_cast<int64_t>(array.nbytes())};
+}
+
+bool sameState(const NMLayer& layer, const py::array& values, const py::array& meta,
+               const py::object& bias) {
+  const auto [valueData, valueBytes] = bytesOf(values, "values");
+  const auto [metaData, metaBytes] = bytesOf(meta, "meta");
+  const float* biasData = nullptr;
+  int64_t biasCount = 0;
+  py::array biasArray;
+  if (!bias.is_none()) {
+    biasArray = py::cast<py::array>(bias);
+    if (dtypeOfNumpy(biasArray.dtype(), "bias") != DType::kF32) return false;
+    biasData = static_cast<const float*>(bytesOf(biasArray, "bias").first);
+    biasCount = static_cast<int64_t>(biasArray.size());
+  }
+  py::gil_scoped_release release;
+  return layer.sameState(valueData, valueBytes, metaData, metaBytes, biasData, biasCount);
+}
+
+/// A numpy array that owns a copy of `buffer` (never a view of the layer's memory).
+py::array copyOf(const Buffer& buffer, const std::vector<py::ssize_t>& shape) {
+  py::array out(numpyDtypeOf(buffer.dtype()), shape);
+  if (buffer.bytes() > 0) std::memcpy(out.mutable_data(), buffer.data(), buffer.bytes());
+  return out;
 }
 
 }  // namespace
@@ -131,26 +190,69 @@ void bindNM(py::module_& m) {
       "parse_epilogue", [](const std::string& text) { return Epilogue::parse(text).toString(); },
       py::arg("text"));
 
-  py::class_<NMLinear>(m, "_NMLinear", "y = epilogue(x · Wᵀ + b) with 2:4 weights (CPU).")
-      .def(py::init(&makeLinear), py::arg("weights"), py::arg("bias") = py::none(),
-           py::arg("epilogue") = "none", py::arg("threads") = 0)
-      .def_property_readonly("in_features", &NMLinear::inFeatures)
-      .def_property_readonly("out_features", &NMLinear::outFeatures)
+  py::class_<NMLayer, std::shared_ptr<NMLayer>>(
+      m, "_NMLayer",
+      "y = activation(x · Wᵀ + b) with 2:4 weights owned by the layer (CPU); immutable.")
+      .def(py::init(&makeLayer), py::arg("weights"), py::arg("bias") = py::none(),
+           py::arg("activation") = "none", py::arg("threads") = 0)
+      .def_property_readonly("in_features", &NMLayer::inFeatures)
+      .def_property_readonly("out_features", &NMLayer::outFeatures)
       .def_property_readonly(
-          "weight_dtype", [](const NMLinear& l) { return std::string(dtypeName(l.weightType())); })
-      .def_property_readonly("epilogue", [](const NMLinear& l) { return l.epilogue().toString(); })
-      .def_property_readonly("weight_bytes", &NMLinear::weightBytes)
+          "weight_dtype", [](const NMLayer& l) { return std::string(dtypeName(l.weightType())); })
+      .def_property_readonly("has_bias", &NMLayer::hasBias)
+      .def_property_readonly(
+          "activation",
+          [](const NMLayer& l) { return std::string(activationName(l.activation())); })
+      .def_property_readonly("threads", &NMLayer::threads)
+      .def_property_readonly("pattern",
+                             [](const NMLayer& l) { return nm::patternOf(l.weights()).toString(); })
+      .def_property_readonly("weight_bytes",
+                             [](const NMLayer& l) { return l.fused().weightBytes(); })
       .def(
-          "describe", [](const NMLinear& l, int64_t batch) { return l.describe(batch); },
+          "describe", [](const NMLayer& l, int64_t batch) { return l.fused().describe(batch); },
           py::arg("batch"))
+      .def("forward_into", &forwardInto, py::arg("x"), py::arg("y"), py::arg("dtype"),
+           py::arg("pre_activation") = false)
+      .def("backward_input", &backwardInput, py::arg("dz"),
+           "dX = dZ · W through the CSR SpMM (float32 in and out).")
+      .def("same_state", &sameState, py::arg("values"), py::arg("meta"), py::arg("bias"),
+           "True when the arrays hold exactly this layer's values, meta and bias (bit for bit).")
       .def(
-          "forward",
-          [](const NMLinear& l, const Tensor& x) {
-            py::gil_scoped_release release;
-            return l.forward(x);
+          "weight_values",
+          [](const NMLayer& l) {
+            const Buffer& v = l.weights().values();
+            return copyOf(
+                v, {static_cast<py::ssize_t>(l.outFeatures()),
+                    static_cast<py::ssize_t>(l.outFeatures() ? v.size() / l.outFeatures() : 0)});
           },
-          py::arg("x"))
-      .def("forward_into", &forwardInto, py::arg("x"), py::arg("y"), py::arg("dtype"));
+          "A copy of the stored values, out_features × slots per row (bf16 as int16 bits).")
+      .def(
+          "weight_meta",
+          [](const NMLayer& l) {
+            const Buffer& meta = l.weights().level(1).meta;
+            return copyOf(meta, {static_cast<py::ssize_t>(meta.size())});
+          },
+          "A copy of the packed in-group offsets (uint8, 2 bits a slot, rows continuous).")
+      .def(
+          "bias",
+          [](const NMLayer& l) -> py::object {
+            if (!l.hasBias()) return py::none();
+            py::array_t<float> out(static_cast<py::ssize_t>(l.bias().size()));
+            std::copy(l.bias().begin(), l.bias().end(), out.mutable_data());
+            return out;
+          },
+          "A float32 copy of the bias, or None.")
+      .def(
+          "weights", [](const NMLayer& l) { return l.weights().clone(); },
+          "A copy of the 2:4 weights as a Tensor.")
+      .def(
+          "with_weight_dtype",
+          [](const NMLayer& l, const std::string& dtype) {
+            const DType type = parseDType(dtype);
+            py::gil_scoped_release release;
+            return l.withWeightType(type);
+          },
+          py::arg("dtype"), "The same layer with its weights converted to `dtype` (repacked).");
 }
 
 }  // namespace sparseflow::python

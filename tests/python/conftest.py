@@ -70,3 +70,23 @@ def small_mtx_files():
         "taco/test/data/rua_32.mtx",
     ]
     return [DATA / n for n in names if (DATA / n).exists()]
+
+
+DLMC_Q = ("dlmc/transformer/magnitude_pruning/0.5/"
+          "body_encoder_layer_0_self_attention_multihead_attention_q_fully_connected.smtx")
+
+
+def dlmc_linear(rng, dtype=None, bias=True):
+    """A torch nn.Linear whose weight has a real pruned transformer layer's pattern (DLMC,
+    512 x 512 at 50%) with random values in [-1, 1), and a random bias."""
+    import sparseflow as sf
+    import torch
+
+    pattern = sf.read(DATA / DLMC_Q).to_numpy() != 0
+    weight = np.where(pattern, rng.uniform(-1.0, 1.0, pattern.shape), 0.0)
+    linear = torch.nn.Linear(pattern.shape[1], pattern.shape[0], bias=bias)
+    with torch.no_grad():
+        linear.weight.copy_(torch.from_numpy(weight))
+        if bias:
+            linear.bias.copy_(torch.from_numpy(rng.uniform(-1.0, 1.0, pattern.shape[0])))
+    return linear.to(dtype) if dtype is not None else linear

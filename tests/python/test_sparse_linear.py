@@ -148,3 +148,17 @@ def test_module_repr_and_describe(torch_rng):
     assert "in_features=16" in text and "2:4" in text and "gelu" in text
     assert isinstance(sparse.describe(7), str) and sparse.weight_bytes > 0
     assert sf.activations() == ["relu", "silu", "gelu", "gelu_tanh"]
+
+
+def test_diff_is_a_read_only_mapping(torch_rng):
+    _, diff = sf.SparseLinear.from_dense(make_linear(torch_rng, 32, 8), return_diff=True)
+    names = ["max_error", "mean_error", "relative_error", "kept_magnitude", "kept", "total"]
+    assert "max_error" in diff and "nope" not in diff and 0 not in diff
+    assert list(diff) == names and len(diff) == 6 and list(diff.keys()) == names
+    assert dict(diff) == diff.as_dict() and diff.get("kept") == diff.kept
+    assert dict(**diff)["total"] == 32 * 8
+    for key in ("nope", "__class__", "as_dict"):
+        with pytest.raises(KeyError):
+            diff[key]
+    with pytest.raises(Exception):
+        diff.kept = 3  # frozen

@@ -59,6 +59,7 @@ def test_sequential(torch_rng):
     x = torch.randn(9, 16)
     with torch.no_grad():
         check_close(model(x), reference(x))
+    assert "0" in report and report["0"] in report and "1" not in report and "x" not in report
     first = report["0"]
     assert first.shape == (32, 16) and first.reason == ""
     assert 0 < first.kept_magnitude <= 1 and first.max_error > 0 and first.relative_error > 0
