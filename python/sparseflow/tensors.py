@@ -233,20 +233,22 @@ def transpose(tensor, format: str | None = None) -> Tensor:
     return _C._transpose(source, format if format is not None else source.format)
 
 
-def read(path, format: str | None = None, dtype="f32", *, kind: str = "auto",
+def read(path, format: str | None = None, dtype=None, *, kind: str = "auto",
          verify_checksum: bool = True, tensor: str | None = None) -> Tensor:
     """Reads .mtx, Harwell-Boeing, .tns, .smtx, .npy, .sft or one tensor of a .safetensors
     checkpoint (``kind`` from the extension, else from the first bytes).
 
     ``format``: the result's format (default: as stored for .sft and checkpoints, dense for dense
-    files, csr for other matrices, coo for other tensors). ``tensor``: the name of the tensor to
+    files, csr for other matrices, coo for other tensors). ``dtype``: None (the default) keeps the
+    values exactly: binary files keep their stored type, text files get float32 when every value
+    is a float32, else float64; a dtype converts while reading. ``tensor``: the name of the tensor to
     read from a checkpoint that holds several (``sf.load_checkpoint`` opens all of them). Errors
     name the file and line (or byte offset).
     """
     path = os.fspath(path)
     try:
-        return _C._read(path, format or "", dtype_name(dtype), kind, verify_checksum,
-                        tensor or "")
+        return _C._read(path, format or "", dtype_name(dtype) if dtype is not None else "", kind,
+                        verify_checksum, tensor or "")
     except InvalidArgument as error:
         if tensor is None:
             _raise_if_checkpoint_needs_a_name(path, error)

@@ -106,14 +106,14 @@ void bindIo(py::module_& m) {
          const std::string& kind, bool verifyChecksum, const std::string& tensor) {
         ReadOptions options;
         options.format = format;
-        options.dtype = parseDType(dtype);
+        if (!dtype.empty()) options.dtype = parseDType(dtype);  // "": exactly as the file holds
         options.kind = fileKindOf(kind);
         options.verifyChecksum = verifyChecksum;
         options.tensor = tensor;
         py::gil_scoped_release release;
         return read(path, options);
       },
-      py::arg("path"), py::arg("format") = "", py::arg("dtype") = "f32", py::arg("kind") = "auto",
+      py::arg("path"), py::arg("format") = "", py::arg("dtype") = "", py::arg("kind") = "auto",
       py::arg("verify_checksum") = true, py::arg("tensor") = "");
   m.def(
       "_write",

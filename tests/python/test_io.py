@@ -20,7 +20,12 @@ def test_read_mtx_matches_scipy(path):
     t = sf.read(path, dtype="f64")
     assert t.format == "csr" and t.shape == want.shape
     np.testing.assert_array_equal(t.to_numpy(), want)
-    t32 = sf.read(str(path), format="csc")
+    # By default the values are exact: float32 only where every value is one.
+    exact = sf.read(str(path), format="csc")
+    assert exact.format == "csc"
+    assert exact.dtype == ("f32" if np.array_equal(want.astype(np.float32), want) else "f64")
+    np.testing.assert_array_equal(exact.to_numpy().astype(np.float64), want)
+    t32 = sf.read(str(path), format="csc", dtype="f32")
     assert t32.format == "csc" and t32.dtype == "f32"
     np.testing.assert_allclose(t32.to_numpy(), want, rtol=2**-24)
 
