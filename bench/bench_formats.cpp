@@ -1,6 +1,7 @@
 // Benchmarks COO→CSR builds, CSR→CSC conversions and Matrix Market reads against scipy on the same
 // inputs in the same run, and prints each case's speedup and fraction of the machine's limit; the
-// direct CSR↔BSR, CSR→ELL and CSR→hyb paths also against convert()'s general path (direct/general).
+// direct CSR↔BSR, CSR→ELL and CSR→hyb paths also against convert()'s general path (direct/general),
+// and the f64 -> f32 value cast against numpy's astype.
 //
 //   build-bench/bin/bench_formats --python=.venv/bin/python [--limits=FILE] [--rows=FILE]
 //       [--real-mtx=PATH] [--dim=N] [--nnz=N] [--mtx-mb=MB] [--reps=N] [--benchmark_filter=RE]
@@ -24,6 +25,7 @@
 #include "common/peer.h"
 #include "common/report.h"
 #include "formats_inputs.h"
+#include "sparseflow/build.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
 #include "sparseflow/io.h"
@@ -249,6 +251,31 @@ void addReadCases(const std::string& label, const std::string& path, int64_t row
   }
 }
 
+/// A value type change of a dense array of `n` doubles to f32 (convert()'s cast pass, allocation
+/// included), against numpy's astype on as many values.
+void addCastCases(int64_t n, const std::vector<int>& threadCounts, std::vector<Case>& cases) {
+  std::vector<double> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = 0.37 * static_cast<double>(i);
+  auto dense = std::make_shared<Tensor>(
+      fromDense({n}, values.data(), Format::parse("dense", 1), DType::kF64));
+  for (int threads : threadCounts) {
+    Case cast;
+    cast.peerCase = "cast_f64_to_f32/dense_" + std::to_string(n);
+    cast.name = cast.peerCase + "/threads:" + std::to_string(threads);
+    cast.peerArg = std::to_string(n);
+    cast.threads = threads;
+    cast.bytes = static_cast<double>(n) * 12;  // 8 read, 4 written
+    cast.run = [dense] {
+      ConvertOptions options;
+      options.changeDType = true;
+      options.dtype = DType::kF32;
+      auto t = std::make_shared<Tensor>(convert(*dense, dense->format(), options));
+      return Outcome{t->numStored(), t};
+    };
+    cases.push_back(cast);
+  }
+}
+
 void registerCase(Case& c, int reps) {
   benchmark::RegisterBenchmark(c.name.c_str(),
                                [&c](benchmark::State& state) {
@@ -320,6 +347,7 @@ int run(int argc, char** argv) {
   addReadCases(std::filesystem::path(genPath).stem().string(), genPath, o.dim, genEntries,
                threadCounts, cases);
   addReadCases(realLabel, o.realMtx, realCoo.shape[0], realCoo.numEntries(), threadCounts, cases);
+  addCastCases(int64_t{1} << 22, threadCounts, cases);
 
   for (Case& c : cases) registerCase(c, o.reps);
   MedianReporter reporter;

@@ -25,6 +25,11 @@ echo "== formats: COO->CSR, CSR->CSC, Matrix Market read; peer: scipy"
   --limits="$work/limits.txt" --rows="$work/rows.tsv" --data-dir="$work/formats"
 rm -rf "$work/formats"
 
+echo "== sparseflow convert as a process (time, peak RSS): 10^7 entries in 10^6 x 10^6, arrow;" \
+     "peer: scipy mmread + tocsr + save_npz, also as a process"
+"$python" bench/cli_convert.py --sparseflow "$build/bin/sparseflow" --rows "$work/rows.tsv" \
+  --limits "$work/limits.txt"
+
 echo "== 2:4 GEMM (NMLinear) on transformer shapes, batch 1/8/32/128, f32/bf16/f16, and the" \
      "compression pipeline; peers: OpenBLAS, oneDNN, DenseLinear (dense, same run)"
 "$build/bin/bench_nm_gemm" --limits="$work/limits.txt" --rows="$work/rows.tsv"

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""scipy peer of bench_formats: COO->CSR, CSR->CSC, CSR->BSR 4x4, Matrix Market reads, same inputs.
+"""scipy peer of bench_formats: COO->CSR, CSR->CSC, CSR->BSR 4x4, Matrix Market reads, same inputs;
+numpy's astype for the value type casts.
 
 bench_formats runs it with one --case NAME=ARG per case (ARG: an .npy prefix written by
 bench_formats, or an .mtx path) and reads its output: "PEER <name>", then per case
@@ -45,13 +46,17 @@ def make_case(name, arg):
         return lambda: scipy.io.mmread(arg)
     if kind == "mm_read_csr":
         return lambda: scipy.io.mmread(arg).tocsr()
+    if kind == "cast_f64_to_f32":  # numpy's astype on an array of ARG doubles
+        x = np.random.default_rng(1).random(int(arg))
+        return lambda: x.astype(np.float32)
     raise SystemExit(f"scipy_formats.py: unknown case {name!r}")
 
 
 def measure(call, reps, budget_seconds):
     """Median of `reps` timings (at least 3; fewer once `budget_seconds` is spent); calls under
     50 ms are timed in batches of about 50 ms, as Google Benchmark does on the C++ side."""
-    return median_time(call, reps, 0.05, budget_seconds, inspect=lambda out: out.nnz)
+    return median_time(call, reps, 0.05, budget_seconds,
+                       inspect=lambda out: out.nnz if hasattr(out, "nnz") else out.size)
 
 
 def main():
