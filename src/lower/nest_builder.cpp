@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <set>
 
 #include "lower/level_iteration.h"
 #include "lower/loop_order.h"
@@ -433,9 +434,32 @@ Stmt NestBuilder::emitAccumulated(int depth) {
   }
   const bool max = pass_.op == expr::ReduceOp::kMax && sparse;
   if (max) countName_ = "cnt" + std::to_string(nestId_);
+  if (pass_.op == expr::ReduceOp::kSum && !assembly_.active()) {
+    // Factors that use no index of the accumulated loops multiply the finished sum.
+    std::set<std::string> inner;
+    for (size_t d = static_cast<size_t>(depth); d < loopOrder_.size(); ++d)
+      inner.insert(vars_[static_cast<size_t>(loopOrder_[d])].index);
+    std::vector<const expr::Expr*> factors;
+    productFactors(*pass_.body, factors);
+    for (const expr::Expr* f : factors) {
+      bool varies = false;
+      for (const expr::Access* a : allAccesses(*f)) {
+        for (const std::string& index : a->indices) varies = varies || inner.count(index) > 0;
+      }
+      (varies ? innerFactors_ : outerFactors_).push_back(f);
+    }
+    if (outerFactors_.empty() || innerFactors_.empty()) {
+      innerFactors_.clear();
+      outerFactors_.clear();
+    }
+  }
   Stmt loops = emitLoop(depth);
   accName_.clear();
   countName_.clear();
+  Expr sum = ir::var(acc, compute_);
+  if (!outerFactors_.empty()) sum = translateProduct(outerFactors_, sum);
+  innerFactors_.clear();
+  outerFactors_.clear();
   if (max) {
     // Fewer entries visited than the reductions' extent: the implicit zeros join the max.
     Expr total = ir::intImm(1);
@@ -456,7 +480,32 @@ Stmt NestBuilder::emitAccumulated(int depth) {
   }
   return ir::block({ir::let(acc, ir::floatImm(init, compute_)), loops,
                     ir::store(targetArray(), targetPosition(), ir::UpdateOp::kAdd,
-                              ir::cast(ir::var(acc, compute_), target_.valueType))});
+                              ir::cast(sum, target_.valueType))});
+}
+
+void NestBuilder::productFactors(const expr::Expr& e, std::vector<const expr::Expr*>& out) {
+  const auto* b = std::get_if<expr::Binary>(&e.node);
+  if (b != nullptr && b->op == expr::BinaryOp::kMul) {
+    productFactors(*b->lhs, out);
+    productFactors(*b->rhs, out);
+  } else {
+    out.push_back(&e);
+  }
+}
+
+Expr NestBuilder::translateProduct(const std::vector<const expr::Expr*>& factors, Expr times) {
+  Expr product = times;
+  Expr where = boolConstant(true);
+  for (const expr::Expr* f : factors) {
+    const Expr v = translate(*f, true);
+    product = product ? ir::mul(product, v) : v;
+    where = andCondition(where, nonzeroCondition(*f, [&](const expr::Access& a) {
+                           const Expr p = entryHere(operandOf(a));
+                           return p ? p : boolConstant(true);
+                         }));
+  }
+  return isConstant(where, true) ? product
+                                 : ir::select(where, product, ir::floatImm(0.0, compute_));
 }
 
 ir::UpdateOp NestBuilder::updateOp() const {
@@ -493,7 +542,19 @@ Stmt NestBuilder::innermost() {
   return isConstant(where, true) ? update : ir::ifThen(where, update);
 }
 
-Expr NestBuilder::translate(const expr::Expr& e) {
+Expr NestBuilder::entryHere(size_t k) const {
+  if (!ops_[k].zeroFill) return present_[k];
+  const Expr pos = positions_[k].empty() ? ir::intImm(0) : positions_[k].back();
+  SF_ICHECK(pos != nullptr) << "position of " << ops_[k].tensor << " unknown at the innermost loop";
+  const ir::ScalarType type = ops_[k].valueType;
+  const Expr nonzero =
+      ir::binary(ir::BinaryOp::kNe, ir::load({ops_[k].arrayPrefix + "_vals", type}, pos),
+                 ir::floatImm(0.0, type));
+  // Absent in a co-iteration: its position is not one to read.
+  return present_[k] ? andCondition(present_[k], nonzero) : nonzero;
+}
+
+Expr NestBuilder::translate(const expr::Expr& e, bool inProduct) {
   if (const auto* a = std::get_if<expr::Access>(&e.node)) {
     for (size_t k = 0; k < ops_.size(); ++k) {
       if (ops_[k].tensor != a->tensor || ops_[k].indices != a->indices) continue;
@@ -509,16 +570,26 @@ Expr NestBuilder::translate(const expr::Expr& e) {
     return ir::floatImm(lit->value, compute_);
   if (const auto* p = std::get_if<expr::Param>(&e.node)) return scalars_.at(p->name);
   if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
-    return ir::unary(translateFn(u->fn), translate(*u->operand));
+    return ir::unary(translateFn(u->fn), translate(*u->operand, false));
   }
   if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
-    const Expr l = translate(*b->lhs), r = translate(*b->rhs);
+    const bool product = b->op == expr::BinaryOp::kMul || b->op == expr::BinaryOp::kDiv;
+    const Expr l = translate(*b->lhs, product);
+    // A divisor is no factor: its zeros divide (x / 0 = inf, as IEEE).
+    const Expr r = translate(*b->rhs, b->op == expr::BinaryOp::kMul);
+    Expr out;
     switch (b->op) {
       case expr::BinaryOp::kAdd: return ir::add(l, r);
       case expr::BinaryOp::kSub: return ir::sub(l, r);
-      case expr::BinaryOp::kMul: return ir::mul(l, r);
-      case expr::BinaryOp::kDiv: return ir::div(l, r);
+      case expr::BinaryOp::kMul: out = ir::mul(l, r); break;
+      case expr::BinaryOp::kDiv: out = ir::div(l, r); break;
     }
+    if (inProduct) return out;
+    const Expr where = nonzeroCondition(e, [&](const expr::Access& a) {
+      const Expr p = entryHere(operandOf(a));
+      return p ? p : boolConstant(true);
+    });
+    return isConstant(where, true) ? out : ir::select(where, out, ir::floatImm(0.0, compute_));
   }
   SF_FAIL(kInternal) << "a reduction left in a pass body";
 }

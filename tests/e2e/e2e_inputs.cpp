@@ -116,8 +116,13 @@ std::vector<double> referenceOf(const std::string& text, const KernelInputs& in,
   return referenceEval(checked, in.dense, params, {}, options);
 }
 
+std::vector<double> roundedToF32(std::vector<double> values) {
+  for (double& v : values) v = static_cast<float>(v);
+  return values;
+}
+
 int64_t countMismatches(const std::vector<double>& got, const std::vector<double>& expected,
-                        double tolerance) {
+                        double tolerance, bool relative) {
   EXPECT_EQ(got.size(), expected.size());
   int64_t bad = 0;
   for (size_t k = 0; k < std::min(got.size(), expected.size()); ++k) {
@@ -128,7 +133,7 @@ int64_t countMismatches(const std::vector<double>& got, const std::vector<double
     } else if (std::isinf(e) || std::isinf(g)) {
       same = g == e;
     } else {
-      same = std::fabs(g - e) <= tolerance;
+      same = std::fabs(g - e) <= tolerance * (relative ? std::max(1.0, std::fabs(e)) : 1.0);
     }
     if (!same && ++bad <= 5) ADD_FAILURE() << "element " << k << ": got " << g << ", want " << e;
   }

@@ -47,9 +47,12 @@ std::vector<double> referenceOf(const std::string& text, const KernelInputs& in,
                                 const ReferenceOptions& options = {});
 
 /// Compares `got` with `expected` element by element: NaN must be NaN, ±inf the same inf, finite
-/// values within `tolerance` (absolute). Reports the first few differences as test failures and
-/// returns how many elements differ.
+/// values within `tolerance` (absolute; relative to max(1, |expected|) when `relative`). Reports
+/// the first few differences as test failures and returns how many elements differ.
 int64_t countMismatches(const std::vector<double>& got, const std::vector<double>& expected,
-                        double tolerance);
+                        double tolerance, bool relative = false);
+
+/// `values` rounded to f32 (what an f32 output can hold: 2.7e43 is inf).
+std::vector<double> roundedToF32(std::vector<double> values);
 
 }  // namespace sparseflow::testing

@@ -275,7 +275,10 @@ std::vector<Case> cases() {
   out.push_back({"row_max_csc_read_dense", "y(i) = max(j, A(i,j))", {{"A", "csc"}}, mv});
   out.push_back({"row_max_relu_scaled", "y(i) = max(j, relu(A(i,j)) * x(j))", {{"A", "csr"}}, mv});
   out.push_back({"max_exp_read_dense", "y(i) = max(j, exp(A(i,j)))", {{"A", "csr"}}, mv});
-  out.push_back({"col_max_coo", "y(j) = max(i, A(i,j))", {{"A", "csc"}}, mv, 0.1});
+  out.push_back({"col_max_csc", "y(j) = max(i, A(i,j))", {{"A", "csc"}}, mv, 0.1});
+  // coo repeats row coordinates: its rows' maxima were split and summed (read as dense now).
+  out.push_back({"row_max_coo", "y(i) = max(j, A(i,j))", {{"A", "coo"}}, mv, 0.3});
+  out.push_back({"col_max_coo", "y(j) = max(i, A(i,j))", {{"A", "coo"}}, mv, 0.3});
   // A tensor named like the lowering's first temporary: the temporary must take another name.
   out.push_back({"temporary_name_taken",
                  "C(i,j) = relu(sum(k, sftmp0(i,k) * B(k,j)) + b(j))",

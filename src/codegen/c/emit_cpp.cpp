@@ -38,6 +38,8 @@ class CppEmitter : public ExprWriter {
   }
   void visitFloatImm(const FloatImm& n) override { out << floatLiteral(n.value, n.type); }
   std::string minMaxName(const Binary& n) override {
+    // Floating-point min/max propagate NaN (the prelude's); std::min/max would drop it.
+    if (isFloat(n.type)) return n.op == BinaryOp::kMin ? "sf_min" : "sf_max";
     return std::string(n.op == BinaryOp::kMin ? "std::min<" : "std::max<") + cppTypeName(n.type) +
            ">";
   }
@@ -327,7 +329,8 @@ class CppEmitter : public ExprWriter {
       void visitAssign(const Assign& n) override { op = n.op; }
     } f;
     f.visit(s);
-    return std::string(" reduction(") + (f.op == UpdateOp::kMax ? "max" : "+") + ":" + acc + ")";
+    return std::string(" reduction(") + (f.op == UpdateOp::kMax ? "sf_nanmax" : "+") + ":" + acc +
+           ")";
   }
 };
 
