@@ -166,7 +166,7 @@ TEST_P(FormatSpecials, MatchTheStructuralReference) {
   testing::ReferenceOptions options;
   if (format != "dense") options.structuralZeros = {c.sparse};
   const std::vector<double> want = testing::referenceOf(c.text, in, {}, options);
-  for (const bool handTuned : {false}) {
+  for (const bool handTuned : {false, true}) {
     SCOPED_TRACE(c.text + " with " + c.sparse + " " + format +
                  (handTuned ? " (hand-tuned where it matches)" : " (generated)"));
     const std::vector<double> got = runKernel(c.text, in, {{c.sparse, format}}, {}, "", handTuned);
