@@ -128,6 +128,8 @@ std::vector<SpecialCase> specialCases() {
       {"row_max_of_product", "y(i) = max(j, A(i,j) * x(j))", "A", {{"i", 13}, {"j", 16}}, false},
       {"sddmm", "Y(i,j) = A(i,j) * sum(k, X(i,k) * Z(j,k))", "A", {{"i", 13}, {"j", 16}, {"k", 3}}},
       {"mul_plus_dense", "C(i,j) = A(i,j) * B(i,j) + D(i,j)", "A", {{"i", 13}, {"j", 16}}, false},
+      // csr: the hand-tuned CSR SpMM through transposed copies (runtime/csr_spmm_match).
+      {"linear_plain", "Y(b,o) = X(b,i) * A(o,i)", "A", {{"b", 3}, {"o", 13}, {"i", 16}}},
       {"linear_gelu_bias",
        "Y(b,o) = gelu(sum(i, X(b,i) * A(o,i)) + bias(o))",
        "A",
