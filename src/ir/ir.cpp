@@ -161,17 +161,39 @@ Expr cast(Expr a, ScalarType type) {
   return std::make_shared<Cast>(std::move(a), type);
 }
 
+namespace {
+
+bool declaresNames(const Block& b) {
+  for (const Stmt& s : b.body) {
+    if (s->kind == StmtKind::kLet) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Stmt block(std::vector<Stmt> body) {
   std::vector<Stmt> flat;
   for (Stmt& s : body) {
     if (!s) continue;
-    if (s->kind == StmtKind::kBlock) {
+    // A nested block that declares names is a scope and stays one (verify.h); any other is only
+    // a list of statements, spliced in.
+    if (s->kind == StmtKind::kBlock && !declaresNames(static_cast<const Block&>(*s))) {
       for (const Stmt& inner : static_cast<const Block&>(*s).body) flat.push_back(inner);
     } else {
       flat.push_back(std::move(s));
     }
   }
   return std::make_shared<Block>(std::move(flat));
+}
+
+Stmt blockWithPrefix(std::vector<Stmt> prefix, const Stmt& body) {
+  if (body && body->kind == StmtKind::kBlock) {
+    for (const Stmt& s : static_cast<const Block&>(*body).body) prefix.push_back(s);
+  } else {
+    prefix.push_back(body);
+  }
+  return block(std::move(prefix));
 }
 
 Stmt forLoop(const std::string& v, ScalarType type, Expr begin, Expr end, Stmt body, LoopKind kind,

@@ -276,7 +276,12 @@ Expr unary(UnaryOp op, Expr a);
 Expr select(Expr cond, Expr a, Expr b);
 Expr cast(Expr a, ScalarType type);
 
+/// A list of statements. A nested block that declares names (a Let directly in it) stays a block:
+/// it is a scope (verify.h); other nested blocks are spliced in.
 Stmt block(std::vector<Stmt> body);
+/// One scope holding `prefix` then the statements of `body` (a loop body, whose scope it
+/// replaces: a transform that moves a body under new declarations).
+Stmt blockWithPrefix(std::vector<Stmt> prefix, const Stmt& body);
 Stmt forLoop(const std::string& var, ScalarType type, Expr begin, Expr end, Stmt body,
              LoopKind kind = LoopKind::kSerial, LoopAnnotations notes = {});
 Stmt whileLoop(Expr cond, Stmt body);

@@ -1,4 +1,5 @@
-// Float64 reference activations: the definitions every vector activation is tested against.
+// Float64 reference activations: the definitions every vector activation is tested against. NaN
+// and infinities as torch: relu(NaN) = NaN, silu/gelu(-inf) = NaN (-inf × 0), sigmoid(-inf) = 0.
 #pragma once
 
 #include <cmath>
@@ -9,7 +10,7 @@ inline double referenceIdentity(double x) {
   return x;
 }
 inline double referenceRelu(double x) {
-  return x > 0.0 ? x : 0.0;
+  return x < 0.0 ? 0.0 : x;  // NaN and -0 pass through, as torch.relu
 }
 inline double referenceSilu(double x) {
   return x / (1.0 + std::exp(-x));

@@ -1,5 +1,7 @@
 // Per-target SIMD activations (Highway) and the epilogue over a span of f32 outputs.
 // Included once per target from kernel translation units after hwy/foreach_target.h.
+// NaN and ±inf give torch's values (the float64 references'): the vector formulas clamp and
+// approximate for finite inputs, and applySpan sets the lanes whose input is not finite.
 #if defined(SPARSEFLOW_KERNELS_ACTIVATIONS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPARSEFLOW_KERNELS_ACTIVATIONS_INL_H_
 #undef SPARSEFLOW_KERNELS_ACTIVATIONS_INL_H_
@@ -7,12 +9,14 @@
 #define SPARSEFLOW_KERNELS_ACTIVATIONS_INL_H_
 #endif
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 #include "kernels/activation_list.h"
+#include "kernels/activation_reference.h"
 #include "sparseflow/epilogue.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -29,11 +33,14 @@ struct VecIdentity {
 struct VecRelu {
   template <class D, class V>
   static V apply(D d, V v) {
-    return hn::Max(v, hn::Zero(d));
+    // Not Max(v, 0): vmaxps returns its second operand when one is NaN. A compare keeps NaN
+    // (and -0) as torch.relu does.
+    return hn::IfThenZeroElse(hn::Lt(v, hn::Zero(d)), v);
   }
 };
 
-/// exp(x) with the argument clamped to where f32 exp is finite and normal.
+/// exp(x) with the argument clamped to where f32 exp is finite and normal (NaN lanes are set by
+/// applySpan).
 template <class D, class V>
 V clampedExp(D d, V x) {
   return hn::Exp(d, hn::Min(hn::Max(x, hn::Set(d, -87.0f)), hn::Set(d, 88.0f)));
@@ -78,16 +85,34 @@ struct VecGeluTanh {
   }
 };
 
-/// y[i] = F(y[i] + bias[i]) for i < count (bias may be null).
+/// F at a vector `v`, with the lanes where `v` is NaN or ±inf set to the reference's value there
+/// (`atInf` = reference(+inf), `atMinusInf` = reference(-inf); NaN stays NaN).
+template <class F, class D, class V>
+V applyExact(D d, V v, float atInf, float atMinusInf) {
+  V r = F::apply(d, v);
+  if (HWY_UNLIKELY(!hn::AllTrue(d, hn::IsFinite(v)))) {
+    const V inf = hn::Set(d, HUGE_VALF);
+    r = hn::IfThenElse(hn::Eq(v, inf), hn::Set(d, atInf), r);
+    r = hn::IfThenElse(hn::Eq(v, hn::Neg(inf)), hn::Set(d, atMinusInf), r);
+    r = hn::IfThenElse(hn::IsNaN(v), v, r);
+  }
+  return r;
+}
+
+/// y[i] = F(y[i] + bias[i]) for i < count (bias may be null); `reference` is F's float64
+/// definition, which gives the value at ±inf.
 template <class F>
-void applySpan(float* HWY_RESTRICT y, const float* HWY_RESTRICT bias, int64_t count) {
+void applySpan(float* HWY_RESTRICT y, const float* HWY_RESTRICT bias, int64_t count,
+               double (*reference)(double)) {
   const hn::ScalableTag<float> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const float atInf = static_cast<float>(reference(HUGE_VAL));
+  const float atMinusInf = static_cast<float>(reference(-HUGE_VAL));
   int64_t i = 0;
   for (; i + lanes <= count; i += lanes) {
     auto v = hn::LoadU(d, y + i);
     if (bias != nullptr) v = hn::Add(v, hn::LoadU(d, bias + i));
-    hn::StoreU(F::apply(d, v), d, y + i);
+    hn::StoreU(applyExact<F>(d, v, atInf, atMinusInf), d, y + i);
   }
   if (i < count) {  // The tail through a zero-padded vector: same arithmetic as the body.
     constexpr size_t kMaxLanes = hn::MaxLanes(hn::ScalableTag<float>());
@@ -97,7 +122,7 @@ void applySpan(float* HWY_RESTRICT y, const float* HWY_RESTRICT bias, int64_t co
     std::memcpy(tail, y + i, rest * sizeof(float));
     if (bias != nullptr) std::memcpy(tailBias, bias + i, rest * sizeof(float));
     auto v = hn::Add(hn::Load(d, tail), hn::Load(d, tailBias));
-    hn::Store(F::apply(d, v), d, tail);
+    hn::Store(applyExact<F>(d, v, atInf, atMinusInf), d, tail);
     std::memcpy(y + i, tail, rest * sizeof(float));
   }
 }
@@ -107,7 +132,7 @@ inline void applyEpilogue(Activation activation, float* HWY_RESTRICT y,
                           const float* HWY_RESTRICT bias, int64_t count) {
   switch (activation) {
 #define SF_ACTIVATION_CASE(e, name, ref, vec) \
-  case Activation::e: applySpan<vec>(y, bias, count); return;
+  case Activation::e: applySpan<vec>(y, bias, count, &ref); return;
     SF_ACTIVATION_LIST(SF_ACTIVATION_CASE)
 #undef SF_ACTIVATION_CASE
   }

@@ -33,11 +33,35 @@ inline float toFloat(const void* base, DType type, int64_t i) {
   }
 }
 
+/// f16 lanes promoted to f32 with NaN and ±inf kept: Highway 1.0's emulated conversion (targets
+/// without F16C: SSSE3, SSE4, scalar) maps exponent 31 to a finite 2^16·(1 + m), so an inf
+/// weight became 65536 and a NaN a number.
+template <class D, class VH>
+HWY_INLINE hn::Vec<D> promoteF16(D d, VH half) {
+  const hn::Vec<D> promoted = hn::PromoteTo(d, half);
+#if HWY_TARGET >= HWY_SSE4 || defined(HWY_DISABLE_F16C)
+  const hn::RebindToUnsigned<D> du;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto bits = hn::PromoteTo(du, hn::BitCast(du16, half));
+  const auto exponent = hn::Set(du, 0x7c00u);
+  const auto special = hn::Eq(hn::And(bits, exponent), exponent);
+  const auto f32 = hn::Or(hn::Or(hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u))),
+                                 hn::Set(du, 0x7f800000u)),
+                          hn::ShiftLeft<13>(hn::And(bits, hn::Set(du, 0x3ffu))));
+  return hn::IfThenElse(hn::RebindMask(d, special), hn::BitCast(d, f32), promoted);
+#else
+  return promoted;
+#endif
+}
+
 /// Loads Lanes(d) weights of type T (float: from an aligned address) as f32.
 template <typename T, class D>
 HWY_INLINE hn::Vec<D> loadAsFloat(D d, const uint8_t* p) {
   if constexpr (std::is_same_v<T, float>) {
     return hn::Load(d, reinterpret_cast<const float*>(p));
+  } else if constexpr (std::is_same_v<T, hwy::float16_t>) {
+    const hn::Rebind<T, D> dn;
+    return promoteF16(d, hn::LoadU(dn, reinterpret_cast<const T*>(p)));
   } else {
     const hn::Rebind<T, D> dn;
     return hn::PromoteTo(d, hn::LoadU(dn, reinterpret_cast<const T*>(p)));

@@ -5,6 +5,7 @@
 #include "kernels/linear_checks.h"
 #include "kernels/nm_gemm/bf16_dot.h"
 #include "kernels/nm_gemm/nm_gemm.h"
+#include "kernels/nonfinite_inputs.h"
 
 namespace sparseflow {
 
@@ -76,6 +77,10 @@ void NMLinear::forward(const void* x, DType type, int64_t batch, void* y) const 
       kernels::chooseNMGemmPlan({batch, outFeatures(), inFeatures()}, lanes, support::cacheSizes(),
                                 impl_->threads, kernels::bf16DotApplies(packed, type));
   kernels::runNMGemm(packed, args, plan);
+  // Rows with NaN or ±inf in x: the kernel multiplied them with the padding zeros too (0 × inf
+  // is NaN); they are computed again over the stored weights only.
+  const std::vector<int64_t> rows = kernels::rowsWithNonFinite(x, type, batch, inFeatures());
+  if (!rows.empty()) kernels::recomputeRows(impl_->weights, rows, args);
 }
 
 Tensor NMLinear::forward(const Tensor& x) const {

@@ -143,7 +143,9 @@ class Planner {
   DriverPlan run() {
     // A max over a sparse input counts its implicit zeros (the nest adds 0 to the max when a
     // reduction visited fewer entries than its extent): one unblocked driver whose absence makes
-    // the body zero. Anything else under a max is read as dense.
+    // the body zero, whose output coordinates do not repeat (coo's rows do: a row's entries
+    // would be split over several accumulators, each added into the output). Anything else
+    // under a max is read as dense.
     for (const Pass& pass : normalized_.passes) {
       if (pass.op != expr::ReduceOp::kMax) continue;
       std::vector<const expr::Access*> drivers;
@@ -152,13 +154,14 @@ class Planner {
       }
       const bool fillAware = drivers.size() == 1 && !blocked(plan_.formats[drivers[0]->tensor]) &&
                              !nonzeroWithout(pass, drivers) &&
-                             reductionsInnermost(pass, *drivers[0]);
+                             reductionsInnermost(pass, *drivers[0]) &&
+                             outputCoordinatesUnique(pass, *drivers[0]);
       for (const expr::Access* a : drivers) {
         if (!fillAware)
           densify(a->tensor,
                   "it appears in a max reduction with other sparse "
-                  "operands, blocked levels, or a value at its zeros "
-                  "that is not 0");
+                  "operands, blocked levels, repeated output coordinates "
+                  "(coo), or a value at its zeros that is not 0");
       }
     }
     bool changed = true;
@@ -188,6 +191,19 @@ class Planner {
                           pass.targetIndices.end();
       if (output && reducing) return false;
       reducing = reducing || !output;
+    }
+    return true;
+  }
+
+  /// The driver's levels over the pass's output indices never repeat a coordinate under one
+  /// parent (each output element's reduction is visited in one run).
+  bool outputCoordinatesUnique(const Pass& pass, const expr::Access& a) const {
+    const Format& f = plan_.formats.at(a.tensor);
+    for (int32_t l = 0; l < f.numLevels(); ++l) {
+      const std::string& index = a.indices[static_cast<size_t>(f.level(l).expr.dim)];
+      const bool output = std::find(pass.targetIndices.begin(), pass.targetIndices.end(), index) !=
+                          pass.targetIndices.end();
+      if (output && !f.level(l).type.props.unique) return false;
     }
     return true;
   }

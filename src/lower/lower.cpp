@@ -163,9 +163,16 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
         op.format = denseFormat(static_cast<int32_t>(a->indices.size()));
         op.valueType = out.computeType;
       } else {
-        op.format = out.tensors[static_cast<size_t>(k)].format;
-        op.valueType = out.tensors[static_cast<size_t>(k)].valueType;
+        const TensorArg& arg = out.tensors[static_cast<size_t>(k)];
+        op.format = arg.format;
+        op.valueType = arg.valueType;
         op.driver = !isDenseFormat(op.format);
+        // Its zeros may be fill (not entries): padding under a zero-filling leaf level (bsr
+        // blocks, n:m slots, ragged rows), or the zeros of a sparse input read as dense.
+        op.zeroFill =
+            arg.densify ||
+            (op.driver &&
+             format::levelImpl(op.format.levels().back().type.kind).capabilities().fillsZeros);
       }
       operands.push_back(op);
     }

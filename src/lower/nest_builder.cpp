@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <set>
 
 #include "lower/level_iteration.h"
 #include "lower/loop_order.h"
@@ -433,9 +434,32 @@ Stmt NestBuilder::emitAccumulated(int depth) {
   }
   const bool max = pass_.op == expr::ReduceOp::kMax && sparse;
   if (max) countName_ = "cnt" + std::to_string(nestId_);
+  if (pass_.op == expr::ReduceOp::kSum && !assembly_.active()) {
+    // Factors that use no index of the accumulated loops multiply the finished sum.
+    std::set<std::string> inner;
+    for (size_t d = static_cast<size_t>(depth); d < loopOrder_.size(); ++d)
+      inner.insert(vars_[static_cast<size_t>(loopOrder_[d])].index);
+    std::vector<const expr::Expr*> factors;
+    productFactors(*pass_.body, factors);
+    for (const expr::Expr* f : factors) {
+      bool varies = false;
+      for (const expr::Access* a : allAccesses(*f)) {
+        for (const std::string& index : a->indices) varies = varies || inner.count(index) > 0;
+      }
+      (varies ? innerFactors_ : outerFactors_).push_back(f);
+    }
+    if (outerFactors_.empty() || innerFactors_.empty()) {
+      innerFactors_.clear();
+      outerFactors_.clear();
+    }
+  }
   Stmt loops = emitLoop(depth);
   accName_.clear();
   countName_.clear();
+  Expr sum = ir::var(acc, compute_);
+  if (!outerFactors_.empty()) sum = translateProduct(outerFactors_, sum);
+  innerFactors_.clear();
+  outerFactors_.clear();
   if (max) {
     // Fewer entries visited than the reductions' extent: the implicit zeros join the max.
     Expr total = ir::intImm(1);
@@ -456,7 +480,7 @@ Stmt NestBuilder::emitAccumulated(int depth) {
   }
   return ir::block({ir::let(acc, ir::floatImm(init, compute_)), loops,
                     ir::store(targetArray(), targetPosition(), ir::UpdateOp::kAdd,
-                              ir::cast(ir::var(acc, compute_), target_.valueType))});
+                              ir::cast(sum, target_.valueType))});
 }
 
 ir::UpdateOp NestBuilder::updateOp() const {
@@ -491,53 +515,6 @@ Stmt NestBuilder::innermost() {
   // After co-iteration: only where the body may be nonzero for the operands present here.
   const Expr where = nonzeroWhere([&](size_t k) { return present_[k]; });
   return isConstant(where, true) ? update : ir::ifThen(where, update);
-}
-
-Expr NestBuilder::translate(const expr::Expr& e) {
-  if (const auto* a = std::get_if<expr::Access>(&e.node)) {
-    for (size_t k = 0; k < ops_.size(); ++k) {
-      if (ops_[k].tensor != a->tensor || ops_[k].indices != a->indices) continue;
-      const Expr pos = positions_[k].empty() ? ir::intImm(0) : positions_[k].back();
-      SF_ICHECK(pos != nullptr) << "position of " << a->tensor << " unknown at the innermost loop";
-      const Expr loaded =
-          ir::cast(ir::load({ops_[k].arrayPrefix + "_vals", ops_[k].valueType}, pos), compute_);
-      return present_[k] ? ir::select(present_[k], loaded, ir::floatImm(0.0, compute_)) : loaded;
-    }
-    SF_FAIL(kInternal) << "no operand for access to " << a->tensor;
-  }
-  if (const auto* lit = std::get_if<expr::Literal>(&e.node))
-    return ir::floatImm(lit->value, compute_);
-  if (const auto* p = std::get_if<expr::Param>(&e.node)) return scalars_.at(p->name);
-  if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
-    return ir::unary(translateFn(u->fn), translate(*u->operand));
-  }
-  if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
-    const Expr l = translate(*b->lhs), r = translate(*b->rhs);
-    switch (b->op) {
-      case expr::BinaryOp::kAdd: return ir::add(l, r);
-      case expr::BinaryOp::kSub: return ir::sub(l, r);
-      case expr::BinaryOp::kMul: return ir::mul(l, r);
-      case expr::BinaryOp::kDiv: return ir::div(l, r);
-    }
-  }
-  SF_FAIL(kInternal) << "a reduction left in a pass body";
-}
-
-ir::UnaryOp NestBuilder::translateFn(expr::UnaryFn fn) {
-  switch (fn) {
-    case expr::UnaryFn::kNeg: return ir::UnaryOp::kNeg;
-    case expr::UnaryFn::kAbs: return ir::UnaryOp::kAbs;
-    case expr::UnaryFn::kSqrt: return ir::UnaryOp::kSqrt;
-    case expr::UnaryFn::kExp: return ir::UnaryOp::kExp;
-    case expr::UnaryFn::kLog: return ir::UnaryOp::kLog;
-    case expr::UnaryFn::kRelu: return ir::UnaryOp::kRelu;
-    case expr::UnaryFn::kSilu: return ir::UnaryOp::kSilu;
-    case expr::UnaryFn::kGelu: return ir::UnaryOp::kGelu;
-    case expr::UnaryFn::kGeluTanh: return ir::UnaryOp::kGeluTanh;
-    case expr::UnaryFn::kSigmoid: return ir::UnaryOp::kSigmoid;
-    case expr::UnaryFn::kTanh: return ir::UnaryOp::kTanh;
-  }
-  return ir::UnaryOp::kNeg;
 }
 
 }  // namespace sparseflow::lower::detail

@@ -28,6 +28,11 @@ struct Operand {
   ir::ScalarType valueType = ir::ScalarType::kF32;
   bool driver = false;         ///< its non-random-access levels drive loops
   bool outputPattern = false;  ///< a sparse target shares this operand's pattern (SDDMM)
+  /// Zeros it holds may be fill rather than entries: padding of bsr blocks, n:m slots and ragged
+  /// rows (a leaf level that fills zeros), or a sparse input read as dense. Such a zero
+  /// contributes nothing: a product or quotient it is a factor of is exactly 0, even when another
+  /// factor is inf or NaN, as where the operand stores no entry (docs/compiler.md).
+  bool zeroFill = false;
   std::string arrayPrefix;
 };
 

@@ -144,6 +144,15 @@ class NestBuilder {
   Expr assembledCoordinate() const;
 
   std::string accName_;  // the live accumulator, or ""
+  // A sum's accumulator takes only the factors of the body's product that change inside the
+  // accumulated loops (`innerFactors_`); the others (`outerFactors_`: M of SDDMM, alpha) multiply
+  // the finished sum, as torch does: M · Σ X·Z, not Σ M·X·Z, which differ when M is ±inf.
+  std::vector<const expr::Expr*> innerFactors_, outerFactors_;
+  /// The factors of the body's top-level product (`*` chains flattened).
+  static void productFactors(const expr::Expr& e, std::vector<const expr::Expr*>& out);
+  /// The product of `factors`, times `times` when given, selected to exactly 0 where a factor
+  /// is a structural zero.
+  Expr translateProduct(const std::vector<const expr::Expr*>& factors, Expr times = nullptr);
   // A max over a sparse driver: entries visited, so the implicit zeros can join the max.
   std::string countName_;
 
@@ -153,12 +162,21 @@ class NestBuilder {
 
   Expr targetPosition() const;
 
-  Expr value() { return translate(*pass_.body); }
+  Expr value() {
+    return innerFactors_.empty() ? translate(*pass_.body, false) : translateProduct(innerFactors_);
+  }
 
   /// The innermost statement: update the target, or the accumulator when one is live.
   Stmt innermost();
 
-  Expr translate(const expr::Expr& e);
+  /// The body as an IR expression. A product or quotient (outside another one: `inProduct`
+  /// false) with a factor that may be a structural zero here (absent in a co-iteration, or a
+  /// zero-fill operand's zero) is selected to exactly 0 there, so 0 × inf is 0, not NaN.
+  Expr translate(const expr::Expr& e, bool inProduct);
+
+  /// The condition that operand k has an entry at the current point (null: always): present in
+  /// the co-iteration, and nonzero when its zeros are fill.
+  Expr entryHere(size_t k) const;
 
   static ir::UnaryOp translateFn(expr::UnaryFn fn);
 };

@@ -9,14 +9,17 @@ ir::Stmt applyFuse(const ir::Stmt& s, const Directive& d) {
   const std::string& innerLabel = d.loops.at(1);
   const std::string& fused = d.loops.at(2);
   return rewriteLoops(s, d, d.loops.at(0), [&](const ir::For& outer, bool) {
+    checkNewNames(s, d, {fused}, {"v_" + fused + "_inner"});
     // The outer body: declarations, then the inner loop, nothing after it.
     std::vector<ir::Stmt> lets;
     const ir::For* inner = nullptr;
-    std::vector<ir::Stmt> items;
-    if (outer.body->kind == ir::StmtKind::kBlock) {
-      items = static_cast<const ir::Block&>(*outer.body).body;
-    } else {
-      items = {outer.body};
+    // A scope block last in the body (a split of the inner loop: its bounds, then the loop) is
+    // looked through: its declarations move into the fused loop's body with the others.
+    std::vector<ir::Stmt> items{outer.body};
+    while (!items.empty() && items.back()->kind == ir::StmtKind::kBlock) {
+      const std::vector<ir::Stmt> inside = static_cast<const ir::Block&>(*items.back()).body;
+      items.pop_back();
+      items.insert(items.end(), inside.begin(), inside.end());
     }
     for (size_t k = 0; k < items.size(); ++k) {
       const ir::Stmt& item = items[k];
@@ -51,12 +54,12 @@ ir::Stmt applyFuse(const ir::Stmt& s, const Directive& d) {
     body.insert(body.end(), lets.begin(), lets.end());
     body.push_back(
         ir::let(inner->var, ir::add(inner->begin, ir::binary(ir::BinaryOp::kMod, v, count2))));
-    body.push_back(inner->body);
     ir::LoopAnnotations notes = outer.notes;
     notes.label = fused;
     notes.disjointWrites = outer.notes.disjointWrites && inner->notes.disjointWrites;
     ir::Stmt loop = ir::forLoop("v_" + fused, i64, ir::intImm(0), ir::mul(count1, count2),
-                                ir::block(std::move(body)), outer.loopKind, notes);
+                                ir::blockWithPrefix(std::move(body), inner->body),
+                                outer.loopKind, notes);
     return ir::block({ir::let(n2, ir::sub(inner->end, inner->begin)), loop});
   });
 }

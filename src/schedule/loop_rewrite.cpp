@@ -51,7 +51,57 @@ class Mentions : public ir::Visitor {
   const std::string& name_;
 };
 
+/// Every name the IR declares or reads, and every loop label.
+class Names : public ir::Visitor {
+ public:
+  std::set<std::string> found;
+  void visitVar(const ir::Var& n) override { found.insert(n.name); }
+  void visitLoad(const ir::Load& n) override {
+    found.insert(n.array.name);
+    ir::Visitor::visitLoad(n);
+  }
+  void visitFor(const ir::For& n) override {
+    found.insert(n.var);
+    found.insert(n.notes.label);
+    ir::Visitor::visitFor(n);
+  }
+  void visitLet(const ir::Let& n) override {
+    found.insert(n.var);
+    ir::Visitor::visitLet(n);
+  }
+  void visitAssign(const ir::Assign& n) override {
+    found.insert(n.var);
+    ir::Visitor::visitAssign(n);
+  }
+  void visitStore(const ir::Store& n) override {
+    found.insert(n.array.name);
+    ir::Visitor::visitStore(n);
+  }
+  void visitAllocate(const ir::Allocate& n) override {
+    found.insert(n.array.name);
+    ir::Visitor::visitAllocate(n);
+  }
+};
+
 }  // namespace
+
+void checkNewNames(const ir::Stmt& s, const Directive& d, const std::vector<std::string>& loops,
+                   const std::vector<std::string>& lets) {
+  Names names;
+  names.visit(s);
+  std::set<std::string> created;
+  for (const std::string& loop : loops) {
+    SF_USER_CHECK(!names.found.count(loop) && !names.found.count("v_" + loop) &&
+                  created.insert(loop).second && created.insert("v_" + loop).second)
+        << d.toString() << ": the loop name '" << loop
+        << "' is already used in the kernel (choose a new name)";
+  }
+  for (const std::string& let : lets) {
+    SF_USER_CHECK(!names.found.count(let) && created.insert(let).second)
+        << d.toString() << ": the name '" << let
+        << "' it would declare is already used in the kernel (choose other loop names)";
+  }
+}
 
 ir::Stmt rewriteLoops(const ir::Stmt& s, const Directive& d, const std::string& label,
                       const std::function<ir::Stmt(const ir::For&, bool)>& rewrite) {

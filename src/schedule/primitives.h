@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 #include "schedule/schedule.h"
@@ -27,6 +28,13 @@ ir::Stmt applyPrecompute(const ir::Stmt& s, const Directive& d,
 /// when no loop has the label.
 ir::Stmt rewriteLoops(const ir::Stmt& s, const Directive& d, const std::string& label,
                       const std::function<ir::Stmt(const ir::For&, bool insideParallel)>& rewrite);
+
+/// Refuses (kInvalidArgument naming the directive) the names a primitive would create when `s`,
+/// the kernel's whole loop IR, already uses them or they repeat: the loop labels `loops` (with
+/// their variables `v_<label>`) and the variables `lets` it declares. Names created this way are
+/// new in the whole kernel, so no scope can see them twice (ir/verify.h).
+void checkNewNames(const ir::Stmt& s, const Directive& d, const std::vector<std::string>& loops,
+                   const std::vector<std::string>& lets = {});
 
 /// A copy of loop `f` with some fields changed.
 ir::Stmt withLoop(const ir::For& f, ir::LoopKind kind, ir::LoopAnnotations notes);

@@ -8,11 +8,12 @@ ir::Stmt applySplit(const ir::Stmt& s, const Directive& d) {
   const std::string& outer = d.loops.at(1);
   const std::string& inner = d.loops.at(2);
   return rewriteLoops(s, d, d.loops.at(0), [&](const ir::For& f, bool) {
-    SF_USER_CHECK(!mentions(f.body, "v_" + outer) && !mentions(f.body, "v_" + inner))
-        << d.toString() << ": the names " << outer << " and " << inner << " are already used";
     using ir::intImm;
     const ir::ScalarType i64 = ir::ScalarType::kI64;
+    // The bounds' names repeat in every nest with a loop of this label: each split loop's lets
+    // are in a block (a scope) of their own.
     const std::string begin = f.var + "_begin", end = f.var + "_end";
+    checkNewNames(s, d, {outer, inner}, {begin, end});
     const ir::Expr factor = intImm(d.factor);
     const ir::Expr v0 = ir::var("v_" + outer, i64), v1 = ir::var("v_" + inner, i64);
     const ir::Expr count = ir::sub(ir::var(end, i64), ir::var(begin, i64));
@@ -35,7 +36,7 @@ ir::Stmt applySplit(const ir::Stmt& s, const Directive& d) {
       innerNotes.reduction = f.notes.reduction;
       innerNotes.unroll = f.notes.unroll;
     }
-    ir::Stmt body = ir::block({ir::let(f.var, ir::add(start, v1)), f.body});
+    ir::Stmt body = ir::blockWithPrefix({ir::let(f.var, ir::add(start, v1))}, f.body);
     ir::Stmt innerLoop =
         ir::forLoop("v_" + inner, i64, intImm(0), innerEnd, body, innerKind, innerNotes);
     ir::Stmt outerLoop =

@@ -106,7 +106,14 @@ class SplitSums : public Mutator {
       names[f.var] = f.var + suffix;
       if (r > 0) names[sum.acc] = sum.acc + "_p" + std::to_string(r);
       copies.push_back(let(f.var + suffix, add(start, intImm(r))));
-      copies.push_back(Rename(names).mutate(f.body));
+      // The copies share one scope: every name they declare has its copy's suffix.
+      const Stmt copy = Rename(names).mutate(f.body);
+      if (copy->kind == StmtKind::kBlock) {
+        const auto& items = static_cast<const Block&>(*copy).body;
+        copies.insert(copies.end(), items.begin(), items.end());
+      } else {
+        copies.push_back(copy);
+      }
     }
     const Expr groups = var(count, countValue->type);
     out.push_back(forLoop(group, f.varType, intImm(0), groups, block(std::move(copies)),

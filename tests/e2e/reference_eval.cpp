@@ -8,58 +8,94 @@
 #include "kernels/activation_reference.h"
 
 namespace sparseflow::testing {
+
+double nanMax(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  return a > b ? a : b;
+}
+
+double torchRelu(double x) {
+  return kernels::referenceRelu(x);
+}
+
 namespace {
+
+/// A value, and whether it is a structural zero (ReferenceOptions::structuralZeros).
+struct Term {
+  double value;
+  bool structural;
+};
+
+bool zeroPreserving(expr::UnaryFn fn) {
+  return fn != expr::UnaryFn::kExp && fn != expr::UnaryFn::kLog && fn != expr::UnaryFn::kSigmoid;
+}
+
+double apply(expr::UnaryFn fn, double x) {
+  switch (fn) {
+    case expr::UnaryFn::kNeg: return -x;
+    case expr::UnaryFn::kAbs: return std::fabs(x);
+    case expr::UnaryFn::kSqrt: return std::sqrt(x);
+    case expr::UnaryFn::kExp: return std::exp(x);
+    case expr::UnaryFn::kLog: return std::log(x);
+    case expr::UnaryFn::kRelu: return kernels::referenceRelu(x);
+    case expr::UnaryFn::kSilu: return kernels::referenceSilu(x);
+    case expr::UnaryFn::kGelu: return kernels::referenceGeluErf(x);
+    case expr::UnaryFn::kGeluTanh: return kernels::referenceGeluTanh(x);
+    case expr::UnaryFn::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case expr::UnaryFn::kTanh: return std::tanh(x);
+  }
+  throw std::logic_error("reference: unknown function");
+}
 
 class Evaluator {
  public:
   Evaluator(const expr::CheckedKernel& k, const std::map<std::string, DenseRef>& t,
-            const std::map<std::string, double>& p)
-      : kernel_(k), tensors_(t), params_(p) {}
+            const std::map<std::string, double>& p, const ReferenceOptions& o)
+      : kernel_(k), tensors_(t), params_(p), options_(o) {}
 
-  double eval(const expr::Expr& e) {
+  Term eval(const expr::Expr& e) {
     if (const auto* a = std::get_if<expr::Access>(&e.node)) {
       const DenseRef& t = tensors_.at(a->tensor);
       int64_t at = 0;
       for (size_t d = 0; d < a->indices.size(); ++d) at = at * t.shape[d] + env_.at(a->indices[d]);
-      return t.values[static_cast<size_t>(at)];
+      const double v = t.values[static_cast<size_t>(at)];
+      return {v, v == 0.0 && options_.structuralZeros.count(a->tensor) > 0};
     }
-    if (const auto* l = std::get_if<expr::Literal>(&e.node)) return l->value;
-    if (const auto* p = std::get_if<expr::Param>(&e.node)) return params_.at(p->name);
+    // A literal 0 is never nonzero (the lowering skips what it multiplies, as a structural zero).
+    if (const auto* l = std::get_if<expr::Literal>(&e.node)) return {l->value, l->value == 0.0};
+    if (const auto* p = std::get_if<expr::Param>(&e.node)) return {params_.at(p->name), false};
     if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
-      const double x = eval(*u->operand);
-      switch (u->fn) {
-        case expr::UnaryFn::kNeg: return -x;
-        case expr::UnaryFn::kAbs: return std::fabs(x);
-        case expr::UnaryFn::kSqrt: return std::sqrt(x);
-        case expr::UnaryFn::kExp: return std::exp(x);
-        case expr::UnaryFn::kLog: return std::log(x);
-        case expr::UnaryFn::kRelu: return x > 0 ? x : 0;
-        case expr::UnaryFn::kSilu: return kernels::referenceSilu(x);
-        case expr::UnaryFn::kGelu: return kernels::referenceGeluErf(x);
-        case expr::UnaryFn::kGeluTanh: return kernels::referenceGeluTanh(x);
-        case expr::UnaryFn::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
-        case expr::UnaryFn::kTanh: return std::tanh(x);
-      }
+      const Term x = eval(*u->operand);
+      if (x.structural && zeroPreserving(u->fn)) return {0.0, true};
+      return {apply(u->fn, x.value), false};
     }
     if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
-      const double x = eval(*b->lhs), y = eval(*b->rhs);
+      const Term x = eval(*b->lhs), y = eval(*b->rhs);
       switch (b->op) {
-        case expr::BinaryOp::kAdd: return x + y;
-        case expr::BinaryOp::kSub: return x - y;
-        case expr::BinaryOp::kMul: return x * y;
-        case expr::BinaryOp::kDiv: return x / y;
+        case expr::BinaryOp::kAdd: return {x.value + y.value, x.structural && y.structural};
+        case expr::BinaryOp::kSub: return {x.value - y.value, x.structural && y.structural};
+        case expr::BinaryOp::kMul:
+          if (x.structural || y.structural) return {0.0, true};
+          return {x.value * y.value, false};
+        case expr::BinaryOp::kDiv:
+          if (x.structural) return {0.0, true};
+          return {x.value / y.value, false};
       }
     }
     if (const auto* r = std::get_if<expr::Reduce>(&e.node)) {
       const int64_t n = kernel_.indexExtents.at(r->index);
-      double acc = r->op == expr::ReduceOp::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
+      const bool max = r->op == expr::ReduceOp::kMax;
+      double acc = max ? -std::numeric_limits<double>::infinity() : 0.0;
+      bool structural = true;
       for (int64_t v = 0; v < n; ++v) {
         env_[r->index] = v;
-        const double x = eval(*r->body);
-        acc = r->op == expr::ReduceOp::kMax ? std::max(acc, x) : acc + x;
+        const Term x = eval(*r->body);
+        // A structural zero joins a max as 0 (the implicit zeros of a sparse row).
+        acc = max ? nanMax(acc, x.value) : acc + x.value;
+        structural = structural && x.structural;
       }
       env_.erase(r->index);
-      return acc;
+      return {acc, structural && n > 0};
     }
     throw std::logic_error("reference: unknown node");
   }
@@ -67,7 +103,7 @@ class Evaluator {
   void run(size_t d, std::vector<double>& out, int64_t at) {
     const auto& free = kernel_.freeIndices;
     if (d == free.size()) {
-      out[static_cast<size_t>(at)] += eval(*kernel_.statement.rhs);
+      out[static_cast<size_t>(at)] += eval(*kernel_.statement.rhs).value;
       return;
     }
     const int64_t n = kernel_.indexExtents.at(free[d]);
@@ -81,6 +117,7 @@ class Evaluator {
   const expr::CheckedKernel& kernel_;
   const std::map<std::string, DenseRef>& tensors_;
   const std::map<std::string, double>& params_;
+  const ReferenceOptions& options_;
   std::map<std::string, int64_t> env_;
 };
 
@@ -89,12 +126,13 @@ class Evaluator {
 std::vector<double> referenceEval(const expr::CheckedKernel& kernel,
                                   const std::map<std::string, DenseRef>& tensors,
                                   const std::map<std::string, double>& params,
-                                  const std::vector<double>& initial) {
+                                  const std::vector<double>& initial,
+                                  const ReferenceOptions& options) {
   int64_t size = 1;
   for (const std::string& i : kernel.freeIndices) size *= kernel.indexExtents.at(i);
   std::vector<double> out =
       initial.empty() ? std::vector<double>(static_cast<size_t>(size), 0.0) : initial;
-  Evaluator e(kernel, tensors, params);
+  Evaluator e(kernel, tensors, params, options);
   e.run(0, out, 0);
   return out;
 }

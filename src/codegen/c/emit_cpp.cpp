@@ -3,10 +3,12 @@
 #include "codegen/c/emit_cpp.h"
 
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "codegen/c/prelude.h"
 #include "ir/expr_writer.h"
+#include "ir/verify.h"
 #include "lower/assembly.h"
 #include "sparseflow/runtime_abi.h"
 #include "support/check.h"
@@ -36,6 +38,8 @@ class CppEmitter : public ExprWriter {
   }
   void visitFloatImm(const FloatImm& n) override { out << floatLiteral(n.value, n.type); }
   std::string minMaxName(const Binary& n) override {
+    // Floating-point min/max propagate NaN (the prelude's); std::min/max would drop it.
+    if (isFloat(n.type)) return n.op == BinaryOp::kMin ? "sf_min" : "sf_max";
     return std::string(n.op == BinaryOp::kMin ? "std::min<" : "std::max<") + cppTypeName(n.type) +
            ">";
   }
@@ -66,8 +70,21 @@ class CppEmitter : public ExprWriter {
     out << ")";
   }
 
+  // An IR Block is a scope (ir/verify.h). Every other statement with a body already writes it
+  // between braces; a Block listed directly in another one gets braces of its own when it
+  // declares names, so sibling blocks (two loop nests, each with its split bounds) may reuse them.
   void visitBlock(const Block& n) override {
-    for (const Stmt& s : n.body) visit(s);
+    for (const Stmt& s : n.body) {
+      if (s->kind == StmtKind::kBlock && declaresNames(static_cast<const Block&>(*s))) {
+        line();
+        out << "{\n";
+        nested(s);
+        line();
+        out << "}\n";
+      } else {
+        visit(s);
+      }
+    }
   }
   void visitFor(const For& n) override {
     if (inRegion_ && n.loopKind != LoopKind::kParallel) {
@@ -285,6 +302,13 @@ class CppEmitter : public ExprWriter {
     out << "free(" << n.array.name << ");\n";
   }
 
+  static bool declaresNames(const Block& b) {
+    for (const Stmt& s : b.body) {
+      if (s->kind == StmtKind::kLet) return true;
+    }
+    return false;
+  }
+
   void nested(const Stmt& s) {
     ++indent;
     visit(s);
@@ -305,7 +329,8 @@ class CppEmitter : public ExprWriter {
       void visitAssign(const Assign& n) override { op = n.op; }
     } f;
     f.visit(s);
-    return std::string(" reduction(") + (f.op == UpdateOp::kMax ? "max" : "+") + ":" + acc + ")";
+    return std::string(" reduction(") + (f.op == UpdateOp::kMax ? "sf_nanmax" : "+") + ":" + acc +
+           ")";
   }
 };
 
@@ -365,6 +390,15 @@ void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, cons
     out << ";\n";
     out << "  (void)" << a.array.name << ";\n";
   }
+  // Names the entry point declares, which the body may read.
+  std::set<std::string> external{"sf_params"};
+  for (const std::string& index : kernel.indexVars) external.insert(lower::extentName(index));
+  if (kernel.hashCapacity) external.insert(lower::kHashCapacity);
+  for (const lower::ArrayBinding& a : kernel.arrays) external.insert(a.array.name);
+  const std::string problem = verifyScopes(body, external);
+  SF_ICHECK(problem.empty()) << "the loop IR of " << name << " breaks the scoping rules ("
+                             << problem << "):\n"
+                             << toString(body);
   CppEmitter emitter;
   emitter.visit(body);
   out << emitter.out.str() << "  return sf_status;\n}\n";

@@ -1,5 +1,5 @@
 // The prelude of generated C++ (see prelude.h). The activations match the epilogue registry's
-// float64 references (src/kernels/activation_reference.h).
+// float64 references (src/kernels/activation_reference.h); NaN and infinities behave as in torch.
 #include "codegen/c/prelude.h"
 
 namespace sparseflow::codegen {
@@ -11,14 +11,21 @@ std::string cppPrelude() {
   text += runtimeAbiText();
   text += R"sfprelude(
 namespace {
-template <typename T> inline T sf_relu(T x) { return x > T(0) ? x : T(0); }
+// NaN propagates as in torch: relu(NaN), max(x, NaN) and max(NaN, x) are NaN (a bare `a > b ? a
+// : b`, or vmaxps, would return the other operand).
+template <typename T> inline T sf_relu(T x) { return x < T(0) ? T(0) : x; }
 template <typename T> inline T sf_sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
 template <typename T> inline T sf_silu(T x) { return x * sf_sigmoid(x); }
 template <typename T> inline T sf_gelu(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))); }
 template <typename T> inline T sf_gelu_tanh(T x) {
   return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
 }
-template <typename T> inline T sf_max(T a, T b) { return a > b ? a : b; }
+template <typename T> inline T sf_max(T a, T b) { return (a > b || a != a) ? a : b; }
+template <typename T> inline T sf_min(T a, T b) { return (a < b || a != a) ? a : b; }
+// OpenMP's built-in max reduction combines partial results with a plain comparison: max
+// reductions (omp simd, omp parallel for) use this one instead.
+#pragma omp declare reduction(sf_nanmax : float : omp_out = sf_max(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
+#pragma omp declare reduction(sf_nanmax : double : omp_out = sf_max(omp_out, omp_in)) initializer(omp_priv = -(double)INFINITY)
 // The chunk of a parallel loop of n iterations: about 32 chunks per thread (load balance for
 // skewed rows) but few enough that taking one costs nothing next to running it, and a multiple
 // of 16 iterations so neighbouring threads do not share an output row's cache line.

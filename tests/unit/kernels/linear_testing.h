@@ -97,6 +97,78 @@ inline void checkAgainstReference(const LinearCase& c, const std::vector<double>
   EXPECT_EQ(bad, 0);
 }
 
+/// Puts NaN, +inf and -inf into a few of the stored (nonzero) weights of w (out × in).
+inline void plantWeightSpecials(std::vector<double>& w) {
+  const double specials[] = {NAN, HUGE_VAL, -HUGE_VAL};
+  int planted = 0;
+  for (size_t k = 0; k < w.size() && planted < 3; k += 29) {
+    if (w[k] != 0.0) w[k] = specials[planted++];
+  }
+}
+
+/// A bias (when the epilogue takes one) with NaN and ±inf at a few outputs.
+inline std::vector<float> specialBias(const LinearCase& c, std::mt19937_64& rng) {
+  std::vector<float> bias = randomBias(c, rng);
+  const float specials[] = {NAN, HUGE_VALF, -HUGE_VALF};
+  for (size_t k = 1; k < bias.size(); k += 11) bias[k] = specials[(k / 11) % 3];
+  return bias;
+}
+
+/// Runs `forward(x, y)` on random x (c.xType) holding NaN and ±inf at a few elements of every
+/// row (when `specialX`), and compares y with the float64 reference of epilogue(x · Wᵀ + bias)
+/// under torch's rules: NaN propagates; W's zeros are skipped when `structuralZeros` (the
+/// padding of a sparse format contributes nothing, even beside an inf) and multiply as values
+/// otherwise (a dense W: 0 × inf = NaN, as torch.mm).
+inline void checkWithSpecials(const LinearCase& c, const std::vector<double>& w,
+                              const std::vector<float>& bias, bool structuralZeros, bool specialX,
+                              std::mt19937_64& rng,
+                              const std::function<void(const void* x, void* y)>& forward) {
+  auto [x, xExact] = randomDense(c.batch * c.in, c.xType, rng);
+  if (specialX) {
+    const double specials[] = {HUGE_VAL, NAN, -HUGE_VAL};
+    for (int64_t b = 0; b < c.batch; ++b) {
+      for (int64_t i = b % 5; i < c.in; i += 9) {
+        const int64_t at = b * c.in + i;
+        x.setValue(at, specials[(i / 9) % 3]);
+        xExact[static_cast<size_t>(at)] = x.value(at);
+      }
+    }
+  }
+  Buffer y = Buffer::zeros(c.xType, c.batch * c.out);
+  forward(x.data(), y.data());
+  const double outputEps = c.xType == DType::kBF16  ? 1.0 / 256
+                           : c.xType == DType::kF16 ? 1.0 / 2048
+                                                    : 0.0;
+  int64_t bad = 0, nonFinite = 0;
+  for (int64_t b = 0; b < c.batch; ++b) {
+    for (int64_t o = 0; o < c.out; ++o) {
+      double acc = 0.0, magnitude = 0.0;
+      for (int64_t i = 0; i < c.in; ++i) {
+        const double wv = w[static_cast<size_t>(o * c.in + i)];
+        if (wv == 0.0 && structuralZeros) continue;
+        const double term = xExact[static_cast<size_t>(b * c.in + i)] * wv;
+        acc += term;
+        if (std::isfinite(term)) magnitude += std::abs(term);
+      }
+      if (c.epilogue.bias) acc += bias[static_cast<size_t>(o)];
+      const double expect = activationReference(c.epilogue.activation, acc);
+      const double got = y.value(b * c.out + o);
+      bool same;
+      if (std::isnan(expect) || std::isinf(expect)) {
+        ++nonFinite;
+        same = std::isnan(expect) ? std::isnan(got) : got == expect;
+      } else {
+        same = std::abs(got - expect) <=
+               1e-5 * (magnitude + 1.0) + outputEps * std::abs(expect) + 1e-6;
+      }
+      if (!same && bad++ < 5)
+        ADD_FAILURE() << "y[" << b << "][" << o << "] = " << got << ", expected " << expect;
+    }
+  }
+  EXPECT_EQ(bad, 0);
+  EXPECT_GT(nonFinite, 0) << "the specials should reach some outputs";
+}
+
 /// A raw GEMM call (no epilogue) on fresh random f32 x, with its float64 expectation x · Wᵀ.
 class RawGemmCase {
  public:

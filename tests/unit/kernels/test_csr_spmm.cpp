@@ -40,12 +40,20 @@ RandomCsr randomCsr(int64_t rows, int64_t inner, double density, std::mt19937& r
 
 /// C += A·B, or C = A·B with `overwrite` (C then starts as NaN: every element must be written
 /// and none read).
+/// With `specials`, B and C hold NaN and ±inf at some elements (as A's values may): they
+/// propagate as IEEE says through every stored entry, and a B row reached by no entry
+/// contributes nothing (structural zeros are not multiplied).
 void checkProduct(const RandomCsr& a, int64_t cols, int threads, std::mt19937& rng,
-                  bool overwrite = false) {
+                  bool overwrite = false, bool specials = false) {
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   std::vector<float> b(static_cast<size_t>(a.inner * cols)), c(static_cast<size_t>(a.rows * cols));
   for (float& x : b) x = value(rng);
   for (float& x : c) x = value(rng);  // the product is added to what C holds
+  if (specials) {
+    const float nan = std::nanf(""), inf = HUGE_VALF;
+    for (size_t e = 3; e < b.size(); e += 17) b[e] = e % 3 == 0 ? nan : (e % 3 == 1 ? inf : -inf);
+    for (size_t e = 5; e < c.size(); e += 41) c[e] = e % 2 ? inf : nan;
+  }
   std::vector<double> want(c.begin(), c.end());
   if (overwrite) {
     std::fill(c.begin(), c.end(), std::nanf(""));
@@ -72,6 +80,11 @@ void checkProduct(const RandomCsr& a, int64_t cols, int threads, std::mt19937& r
   for (size_t e = 0; e < c.size(); ++e) {
     const int64_t row = static_cast<int64_t>(e) / cols;
     const double scale = 1.0 + (a.pos[row + 1] - a.pos[row]);
+    if (std::isnan(want[e]) || std::isinf(want[e])) {
+      ASSERT_TRUE(std::isnan(want[e]) ? std::isnan(c[e]) : c[e] == want[e])
+          << "got " << c[e] << ", want " << want[e] << " at row " << row;
+      continue;
+    }
     ASSERT_NEAR(c[e], want[e], 1e-5 * scale)
         << "row " << row << " column " << static_cast<int64_t>(e) % cols << " of " << a.rows << "x"
         << cols << ", target " << csrSpmmTargetName() << ", threads " << threads
@@ -102,6 +115,24 @@ TEST(CsrSpmm, MatchesFloat64OnEveryTarget) {
     checkProduct(randomCsr(10, 8, 0.0, rng), 16, 2, rng);
     checkProduct(randomCsr(10, 8, 0.0, rng), 16, 2, rng, true);
     checkProduct(randomCsr(1, 500, 0.9, rng), 7, 1, rng);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// NaN and ±inf in A, B and C on every target, in panels and scalar tails, added and
+// overwritten.
+TEST(CsrSpmm, NanAndInfPropagateOnEveryTarget) {
+  std::mt19937 rng(11);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (int64_t cols : {int64_t{5}, int64_t{33}, csrSpmmPanelColumns() + 3}) {
+      for (bool overwrite : {false, true}) {
+        RandomCsr a = randomCsr(37, 23, 0.3, rng);
+        const float nan = std::nanf(""), inf = HUGE_VALF;
+        for (size_t q = 2; q < a.vals.size(); q += 19) a.vals[q] = q % 2 ? inf : nan;
+        checkProduct(a, cols, 1, rng, overwrite, /*specials=*/true);
+      }
+    }
   }
   hwy::SetSupportedTargetsForTest(0);
 }

@@ -62,6 +62,36 @@ TEST(DenseLinear, EveryDtypeEpilogueAndBatchOnEveryTarget) {
                          [&](bool best) { checkEveryDtype(37, 70, best, rng); });
 }
 
+// A dense W's zeros are values: 0 × inf is NaN, as torch.mm; NaN in x, W or the bias
+// propagates through the epilogue on every target (relu(NaN) was 0).
+TEST(DenseLinear, NanAndInfAsTorchOnEveryTarget) {
+  SF_SEEDED_RNG(rng);
+  testing::forEachTarget(
+      [] { return "dense"; },
+      [&](bool) {
+        for (DType wType : {DType::kF32, DType::kBF16}) {
+          for (int64_t batch : {1, 8, 32}) {
+            for (const char* epilogue : {"relu", "bias+gelu_tanh"}) {
+              for (bool specialX : {true, false}) {
+                const Case c{37, 70, batch, wType, DType::kF32, Epilogue::parse(epilogue)};
+                SCOPED_TRACE(testing::describe(c) + (specialX ? " x with NaN/inf" : ""));
+                std::vector<double> w = randomDense(c.out * c.in, c.wType, rng).second;
+                for (size_t k = 0; k < w.size(); k += 7) w[k] = 0.0;  // zeros beside the infs
+                testing::plantWeightSpecials(w);
+                const Tensor weights =
+                    fromDense({c.out, c.in}, w.data(), Format::parse("dense", 2), c.wType);
+                const std::vector<float> bias = testing::specialBias(c, rng);
+                const DenseLinear layer(weights, bias, c.epilogue);
+                testing::checkWithSpecials(
+                    c, w, bias, /*structuralZeros=*/false, specialX, rng,
+                    [&](const void* x, void* y) { layer.forward(x, c.xType, c.batch, y); });
+              }
+            }
+          }
+        }
+      });
+}
+
 TEST(DenseLinear, OddAndLargerShapes) {
   SF_SEEDED_RNG(rng);
   testing::forOddShapes([&](const Case& c) { checkCase(c, rng); });

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include "hwy/targets.h"
 #include "kernels/epilogue_apply.h"
@@ -60,6 +62,53 @@ TEST(Epilogue, SimdActivationsMatchTheReferenceOnEveryTarget) {
             const double expect = activationReference(a, static_cast<float>(in));
             const double tolerance = 2e-6 * std::max(1.0, std::abs(expect)) + 2e-7 * std::abs(in);
             ASSERT_NEAR(y[i], expect, tolerance) << "x = " << in;
+          }
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// NaN and ±inf in the input or the bias, as torch: relu(NaN) is NaN (vmaxps returned 0),
+// silu/gelu(-inf) are NaN (the clamped exp gave -inf and 0), NaN never becomes a number.
+TEST(Epilogue, SimdActivationsFollowTorchAtNanAndInfOnEveryTarget) {
+  const float nan = std::nanf(""), inf = HUGE_VALF;
+  // torch 1.13 at [NaN, inf, -inf] per activation (none, relu, silu, gelu_erf, gelu_tanh).
+  const std::map<Activation, std::vector<double>> torch = {
+      {Activation::kNone, {NAN, HUGE_VAL, -HUGE_VAL}}, {Activation::kRelu, {NAN, HUGE_VAL, 0}},
+      {Activation::kSilu, {NAN, HUGE_VAL, NAN}},       {Activation::kGeluErf, {NAN, HUGE_VAL, NAN}},
+      {Activation::kGeluTanh, {NAN, HUGE_VAL, NAN}},
+  };
+  // Sixteen lanes of specials among ordinary values, then a tail; the bias adds its own.
+  std::vector<float> xs = {nan, inf,  -inf, 1e30f,  -1e30f, -0.0f, 0.0f, 3.0f, -3.0f, 0.5f,
+                           nan, -inf, inf,  -87.9f, 88.9f,  -1.0f, 2.0f, -inf, nan};
+  std::vector<float> bias(xs.size(), 0.5f);
+  bias[7] = nan;
+  bias[8] = inf;
+  bias[9] = -inf;
+  bias[16] = -inf;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (const auto& [a, special] : torch) {
+      for (bool withBias : {false, true}) {
+        SCOPED_TRACE(std::string(hwy::TargetName(target)) + " " + activationName(a) +
+                     (withBias ? " with bias" : ""));
+        std::vector<float> y = xs;
+        kernels::applyEpilogueF32(a, y.data(), withBias ? bias.data() : nullptr,
+                                  static_cast<int64_t>(y.size()));
+        for (size_t i = 0; i < xs.size(); ++i) {
+          const float in = withBias ? xs[i] + bias[i] : xs[i];
+          double expect = activationReference(a, in);
+          if (!withBias && i < 3) {  // torch's own values pin the reference
+            EXPECT_TRUE(std::isnan(special[i]) ? std::isnan(expect) : expect == special[i]);
+          }
+          if (std::isnan(expect)) {
+            EXPECT_TRUE(std::isnan(y[i])) << "x = " << in << ": got " << y[i];
+          } else if (std::isinf(expect)) {
+            EXPECT_EQ(y[i], expect) << "x = " << in;
+          } else {
+            EXPECT_NEAR(y[i], expect, 2e-6 * std::max(1.0, std::abs(expect))) << "x = " << in;
           }
         }
       }

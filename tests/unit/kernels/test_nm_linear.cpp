@@ -85,6 +85,39 @@ TEST(NMLinear, EveryDtypeEpilogueAndBatchOnEveryTarget) {
   });
 }
 
+// NaN and ±inf in x, in the stored weights and in the bias, on every target, dtype and path
+// (permute at batch 1 and 8, broadcast at 32, the bf16 dot path with bf16 x): the padding zeros of
+// the 2:4 format contribute nothing (0 × inf was NaN: the kernel multiplies every slot), NaN
+// propagates through the epilogue (relu(NaN) was 0).
+TEST(NMLinear, NanAndInfAsTorchOnEveryTarget) {
+  SF_SEEDED_RNG(rng);
+  forEachTarget([&](bool) {
+    for (DType wType : {DType::kF32, DType::kBF16, DType::kF16}) {
+      std::vector<DType> xTypes = {DType::kF32};
+      if (wType != DType::kF32) xTypes.push_back(wType);
+      for (DType xType : xTypes) {
+        for (int64_t batch : {1, 8, 32}) {
+          for (const char* epilogue : {"relu", "bias+gelu_erf", "bias+silu"}) {
+            for (bool specialX : {true, false}) {
+              const Case c{37, 70, batch, wType, xType, Epilogue::parse(epilogue)};
+              SCOPED_TRACE(testing::describe(c) + (specialX ? " x with NaN/inf" : ""));
+              std::vector<double> w = random24(c.out, c.in, c.wType, rng);
+              testing::plantWeightSpecials(w);
+              const Tensor weights =
+                  fromDense({c.out, c.in}, w.data(), Format::parse("2:4", 2), c.wType);
+              const std::vector<float> bias = testing::specialBias(c, rng);
+              const NMLinear layer(weights, bias, c.epilogue);
+              testing::checkWithSpecials(
+                  c, w, bias, /*structuralZeros=*/true, specialX, rng,
+                  [&](const void* x, void* y) { layer.forward(x, c.xType, c.batch, y); });
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
 TEST(NMLinear, OddAndLargerShapes) {
   SF_SEEDED_RNG(rng);
   testing::forOddShapes([&](const Case& c) { checkCase(c, rng); });
