@@ -10,7 +10,9 @@
 #include <set>
 
 #include "format/levels/level_impl.h"
+#include "io/file_magic.h"
 #include "io/safetensors.h"
+#include "io/storage_bounds.h"
 #include "sparseflow/validate.h"
 #include "support/check.h"
 #include "support/mapped_file.h"
@@ -214,7 +216,7 @@ void Checkpoint::Impl::resolve() {
 Checkpoint Checkpoint::open(const std::string& path) {
   auto impl = std::make_shared<Impl>();
   impl->path = path;
-  impl->mapped = std::make_unique<support::MappedFile>(path);
+  impl->mapped = std::make_unique<support::MappedFile>(io::mapInput(path));
   impl->file = impl->mapped->data();
   impl->resolve();
   Checkpoint c;
@@ -275,15 +277,24 @@ Tensor Checkpoint::tensor(const std::string& name) const {
   const DType dtype = *io::dtypeFromSafetensors(e.dtype);
   try {
     if (e.format == "dense") {
+      // A plain array (its byte size matches its shape: the header check), or a sparseflow record
+      // in the dense format, whose one values array must hold the recorded shape too.
       Format format = Format::parse("dense", static_cast<int32_t>(e.shape.size()));
       std::vector<LevelStorage> levels(static_cast<size_t>(format.numLevels()));
-      return Tensor(e.shape, dtype, format, std::move(levels),
-                    copyBuffer(dtype, arrayBytes(e.arrays.front())));
+      const io::SafetensorsArray& a = impl_->array(e.arrays.front());
+      const int64_t needed = io::storedPositions(format, e.shape, levels, "part 0");
+      SF_CHECK_CODE(static_cast<int64_t>((a.end - a.begin) / dtypeSize(dtype)) == needed,
+                    ErrorCode::kParseError)
+          << "byte " << impl_->header.dataStart + a.begin << ": the values array of part 0 holds "
+          << (a.end - a.begin) / dtypeSize(dtype) << " elements but shape " << Json(e.shape).dump()
+          << " in format dense needs " << needed;
+      return Tensor(e.shape, dtype, format, std::move(levels), copyBuffer(dtype, impl_->bytes(a)));
     }
     const Format& format = impl_->formats.at(name);
     const std::vector<Format> formats = partFormats(format);
     std::vector<std::vector<LevelStorage>> levels(formats.size());
     std::vector<Buffer> values(formats.size());
+    std::vector<uint64_t> valuesOffset(formats.size(), 0);  // in the file, for messages
     for (size_t p = 0; p < formats.size(); ++p) {
       levels[p].resize(static_cast<size_t>(formats[p].numLevels()));
     }
@@ -292,6 +303,7 @@ Tensor Checkpoint::tensor(const std::string& name) const {
       Buffer b = copyBuffer(*io::dtypeFromSafetensors(a.dtype), impl_->bytes(a));
       if (la.role == Role::kValues) {
         values[la.part] = std::move(b);
+        valuesOffset[la.part] = impl_->header.dataStart + a.begin;
         continue;
       }
       LevelStorage& s = levels[la.part][static_cast<size_t>(la.level)];
@@ -299,6 +311,14 @@ Tensor Checkpoint::tensor(const std::string& name) const {
     }
     std::vector<Tensor> parts;
     for (size_t p = 0; p < formats.size(); ++p) {
+      // As many values as the recorded shape needs: a record that declares more than its arrays
+      // hold is refused before anything trusts the shape.
+      const int64_t needed =
+          io::storedPositions(formats[p], e.shape, levels[p], "part " + std::to_string(p));
+      SF_CHECK_CODE(values[p].size() == needed, ErrorCode::kParseError)
+          << "byte " << valuesOffset[p] << ": the values array of part " << p << " holds "
+          << values[p].size() << " elements but shape " << Json(e.shape).dump() << " in format "
+          << formats[p].toString() << " needs " << needed;
       parts.emplace_back(e.shape, dtype, formats[p], std::move(levels[p]), std::move(values[p]));
     }
     Tensor t = format.isHybrid() ? Tensor::hybrid(e.shape, dtype, format, std::move(parts))

@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "io/file_magic.h"
 #include "io/fortran_format.h"
 #include "support/check.h"
-#include "support/mapped_file.h"
 
 namespace sparseflow::io {
 namespace {
@@ -276,7 +276,7 @@ RawTensor parseHarwellBoeing(std::string_view text, const std::string& name) {
 }
 
 RawTensor readHarwellBoeing(const std::string& path) {
-  support::MappedFile file(path);
+  support::MappedFile file = mapInput(path);
   return parseHarwellBoeing(file.data(), path);
 }
 

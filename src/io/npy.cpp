@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "io/file_magic.h"
 #include "support/check.h"
 #include "support/half.h"
 #include "support/mapped_file.h"
@@ -363,7 +364,7 @@ NpyArray parseNpy(std::string_view data, const std::string& name) {
 }
 
 NpyArray readNpy(const std::string& path) {
-  support::MappedFile file(path);
+  support::MappedFile file = mapInput(path);
   return parseNpy(file.data(), path);
 }
 
