@@ -16,6 +16,7 @@
 #include "sparseflow/validate.h"
 #include "support/check.h"
 #include "support/mapped_file.h"
+#include "support/quote.h"
 
 namespace sparseflow {
 namespace {
@@ -25,6 +26,8 @@ using Json = nlohmann::json;
 /// The `__metadata__` key holding the layout record, and the record's version.
 constexpr const char* kLayoutKey = "sparseflow";
 constexpr int kLayoutVersion = 1;
+/// Tensor names are quoted in full up to this many bytes (real names reach ~100).
+constexpr size_t kNameBytes = 200;
 
 enum class Role { kPos, kCrd, kMeta, kValues };
 
@@ -112,7 +115,8 @@ void Checkpoint::Impl::resolveLayout(const std::string& record,
   try {
     json = Json::parse(record);
   } catch (const Json::exception& e) {
-    CK_FAIL << "__metadata__ \"" << kLayoutKey << "\" is not valid JSON: " << e.what();
+    CK_FAIL << "__metadata__ \"" << kLayoutKey
+            << "\" is not valid JSON: " << support::printable(e.what());
   }
   if (!json.is_object() || !json.contains("version") || !json.contains("tensors") ||
       !json["tensors"].is_object()) {
@@ -123,7 +127,7 @@ void Checkpoint::Impl::resolveLayout(const std::string& record,
       << path << ": sparseflow layout version " << json["version"].dump()
       << " is not supported (this reads " << kLayoutVersion << ")";
   for (const auto& [name, info] : json["tensors"].items()) {
-    const std::string where = "compressed tensor '" + name + "'";
+    const std::string where = "compressed tensor " + support::quoted(name, kNameBytes);
     if (!info.is_object() || !info.contains("format") || !info["format"].is_string() ||
         !info.contains("shape") || !info["shape"].is_array() || !info.contains("dtype") ||
         !info["dtype"].is_string()) {
@@ -152,22 +156,24 @@ void Checkpoint::Impl::resolveLayout(const std::string& record,
     for (const LayoutArray& la : layoutArrays(name, format)) {
       auto found = arrayIndex.find(la.name);
       if (found == arrayIndex.end()) {
-        CK_FAIL << where << " (" << entry.format << ") lacks its array '" << la.name << "'";
+        CK_FAIL << where << " (" << entry.format << ") lacks its array "
+                << support::quoted(la.name, kNameBytes);
       }
       const io::SafetensorsArray& a = header.arrays[found->second];
       const bool dtypeOk = la.role == Role::kValues ? a.dtype == entry.dtype
                            : la.role == Role::kMeta ? a.dtype == "U8"
                                                     : (a.dtype == "I32" || a.dtype == "I64");
       if (a.shape.size() != 1 || !dtypeOk) {
-        CK_FAIL << where << ": array '" << la.name << "' must be 1-d "
+        CK_FAIL << where << ": array " << support::quoted(la.name, kNameBytes) << " must be 1-d "
                 << (la.role == Role::kValues ? entry.dtype
                     : la.role == Role::kMeta ? std::string("U8")
                                              : std::string("I32 or I64"))
                 << ", not " << a.dtype << " of rank " << a.shape.size();
       }
       if (!owner.emplace(la.name, name).second) {
-        CK_FAIL << "array '" << la.name << "' is claimed by both '" << owner[la.name] << "' and '"
-                << name << "'";
+        CK_FAIL << "array " << support::quoted(la.name, kNameBytes) << " is claimed by both "
+                << support::quoted(owner[la.name], kNameBytes) << " and "
+                << support::quoted(name, kNameBytes);
       }
       entry.arrays.push_back(la.name);
       entry.bytes += static_cast<int64_t>(a.end - a.begin);
@@ -253,10 +259,11 @@ const CheckpointEntry& Checkpoint::entry(const std::string& name) const {
   if (found == impl_->entryIndex.end()) {
     std::string some;
     for (size_t i = 0; i < impl_->entries.size() && i < 8; ++i) {
-      some += (i ? ", " : "") + impl_->entries[i].name;
+      some += (i ? ", " : "") + support::quoted(impl_->entries[i].name, kNameBytes);
     }
     if (impl_->entries.size() > 8) some += ", ...";
-    SF_FAIL(kInvalidArgument) << impl_->path << ": no tensor named '" << name << "' (it holds "
+    SF_FAIL(kInvalidArgument) << impl_->path << ": no tensor named "
+                              << support::quoted(name, kNameBytes) << " (it holds "
                               << impl_->entries.size() << ": " << some << ")";
   }
   return impl_->entries[found->second];
@@ -265,14 +272,14 @@ const CheckpointEntry& Checkpoint::entry(const std::string& name) const {
 std::string_view Checkpoint::arrayBytes(const std::string& arrayName) const {
   auto found = impl_->arrayIndex.find(arrayName);
   SF_USER_CHECK(found != impl_->arrayIndex.end())
-      << impl_->path << ": no array named '" << arrayName << "'";
+      << impl_->path << ": no array named " << support::quoted(arrayName, kNameBytes);
   return impl_->bytes(impl_->header.arrays[found->second]);
 }
 
 Tensor Checkpoint::tensor(const std::string& name) const {
   const CheckpointEntry& e = entry(name);
   SF_CHECK_CODE(e.readable(), ErrorCode::kNotSupported)
-      << impl_->path << ": tensor '" << name << "' has dtype " << e.dtype
+      << impl_->path << ": tensor " << support::quoted(name, kNameBytes) << " has dtype " << e.dtype
       << "; tensor values must be F32, F64, F16 or BF16 (it can still be copied unchanged)";
   const DType dtype = *io::dtypeFromSafetensors(e.dtype);
   try {
@@ -327,7 +334,7 @@ Tensor Checkpoint::tensor(const std::string& name) const {
     return t;
   } catch (const Error& err) {
     throw Error(err.code() == ErrorCode::kInvalidArgument ? ErrorCode::kInvalidFormat : err.code(),
-                impl_->path + ": tensor '" + name + "': " + err.what());
+                impl_->path + ": tensor " + support::quoted(name, kNameBytes) + ": " + err.what());
   }
 }
 

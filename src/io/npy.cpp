@@ -12,6 +12,7 @@
 #include "support/check.h"
 #include "support/half.h"
 #include "support/mapped_file.h"
+#include "support/quote.h"
 
 namespace sparseflow::io {
 namespace {
@@ -109,7 +110,7 @@ class HeaderParser {
       expect(':', "expected ':' after a key");
       skipBlanks();
       auto once = [&](bool& seen) {
-        if (seen) fail(keyOffset, "key '" + key + "' appears twice");
+        if (seen) fail(keyOffset, "key " + support::quoted(key) + " appears twice");
         seen = true;
       };
       if (key == "descr") {
@@ -128,7 +129,8 @@ class HeaderParser {
         header.shapeOffset = base_ + pos_;
         header.shape = parseShape();
       } else {
-        fail(keyOffset, "unexpected key '" + key + "' (numpy writes descr, fortran_order, shape)");
+        fail(keyOffset, "unexpected key " + support::quoted(key) +
+                            " (numpy writes descr, fortran_order, shape)");
       }
       skipBlanks();
       if (peek() == ',') {
@@ -314,8 +316,8 @@ NpyArray parseNpy(std::string_view data, const std::string& name) {
   }
   if (info == nullptr) {
     SF_NPY_FAIL(kNotSupported, name, header.descrOffset)
-        << "dtype '" << header.descr
-        << "' is not supported (float 2/4/8, signed and unsigned integers, bool)";
+        << "dtype " << support::quoted(header.descr)
+        << " is not supported (float 2/4/8, signed and unsigned integers, bool)";
   }
   const bool swap = order == '>' && info->size > 1;
 

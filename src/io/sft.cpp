@@ -15,6 +15,7 @@
 #include "io/storage_bounds.h"
 #include "sparseflow/validate.h"
 #include "support/check.h"
+#include "support/quote.h"
 #include "support/file_checks.h"
 #include "support/hash.h"
 #include "support/mapped_file.h"
@@ -164,10 +165,12 @@ Tensor decodeSft(char* base, size_t size, const std::string& name, const SftRead
       std::istringstream dims(line.substr(6));
       int64_t d;
       while (dims >> d) {
-        if (d < 0 || shape.size() >= 64) SFT_FAIL(kHeaderBytes) << "bad shape line '" << line << "'";
+        if (d < 0 || shape.size() >= 64) {
+          SFT_FAIL(kHeaderBytes) << "bad shape line " << support::quoted(line, 80);
+        }
         shape.push_back(d);
       }
-      if (!dims.eof()) SFT_FAIL(kHeaderBytes) << "bad shape line '" << line << "'";
+      if (!dims.eof()) SFT_FAIL(kHeaderBytes) << "bad shape line " << support::quoted(line, 80);
       haveShape = true;
     } else if (line.rfind("dtype: ", 0) == 0) {
       try {

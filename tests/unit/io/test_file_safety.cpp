@@ -87,6 +87,27 @@ TEST(Quote, ReadersQuoteFileContentSafely) {
   EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
 }
 
+TEST(Quote, NamesAndParserMessagesFromHeadersAreEscaped) {
+  const auto file = [](const std::string& header) {
+    std::string out(8, '\0');
+    out[0] = static_cast<char>(header.size());
+    return out + header;
+  };
+  // A tensor name with a terminal escape (JSON allows it as \u001b) and an unknown dtype.
+  std::string message = expectError(
+      [&] {
+        Checkpoint::parse(file(R"({"w\u001b[31m":{"dtype":"Q9","shape":[],"data_offsets":[0,0]}})"),
+                          "n.safetensors");
+      },
+      ErrorCode::kNotSupported, {"n.safetensors: tensor 'w\\x1b[31m': dtype 'Q9'"});
+  EXPECT_EQ(message.find('\x1b'), std::string::npos);
+  // Bytes that are not UTF-8 inside the JSON: the parser's own message quotes them.
+  message = expectError([&] { Checkpoint::parse(file("{\"\xff\x1b\": 1}"), "u.safetensors"); },
+                        ErrorCode::kParseError, {"u.safetensors: header is not valid JSON"});
+  EXPECT_TRUE(support::isValidUtf8(message)) << message;
+  EXPECT_EQ(message.find('\x1b'), std::string::npos);
+}
+
 // ---- inputs that are not regular files ----------------------------------------------------------
 
 TEST(RegularFilesOnly, AFifoIsRefusedWithoutBlocking) {
