@@ -72,17 +72,21 @@ void writeFileAtomically(const std::string& path, const std::vector<std::string_
   std::string tmp;
   int fd = -1;
   int openErr = 0;
+  // Registered before it exists, so that no moment is left in which a signal would leave it; the
+  // name holds this process's id, so a file already there is a dead process's leftover.
+  TempPathRegistration staging;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
     tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(entropy());
+    staging = TempPathRegistration(tmp, TempPathRegistration::Kind::kFile);
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     openErr = fd < 0 ? errno : 0;
+    if (fd < 0) staging.release();
     if (fd < 0 && openErr != EEXIST) break;
   }
   if (fd < 0) {
-    SF_FAIL(kIoError) << "cannot write '" << path
-                      << "': cannot create a temporary file beside it: " << systemReason(openErr);
+    SF_FAIL(kIoError) << "cannot write '" << path << "': cannot create a temporary file beside it: "
+                      << systemReason(openErr);
   }
-  TempPathRegistration staging(tmp, TempPathRegistration::Kind::kFile);
   int err = 0;
   const char* failed = "write";
   for (size_t k = 0; k < pieces.size() && err == 0; ++k) {

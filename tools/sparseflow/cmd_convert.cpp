@@ -19,6 +19,7 @@
 #include "sparseflow/error.h"
 #include "sparseflow/io.h"
 #include "sparseflow/nm.h"
+#include "sparseflow/process.h"
 #include "sparseflow/progress.h"
 #include "sparseflow/text_table.h"
 #include "sparseflow/validate.h"
@@ -204,13 +205,18 @@ int runConvert(const ConvertArgs& args) {
   // One tensor in, one tensor out: any rank, no selection by shape (the classic `convert`).
   const bool single = !fs::is_directory(args.input, ec) && weights.size() == 1;
   fs::path tmpDir;
+  std::optional<StagingPath> staging;  // removed by the CLI's signal handlers if interrupted
   if (kind == OutputKind::kDirectory) {
     fs::path out(args.output);
     if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec))) {
+      const std::string special = specialFileKind(args.output);
       throw Error(ErrorCode::kInvalidArgument,
-                  args.output + ": exists and is not an empty directory (refusing to overwrite)");
+                  args.output + (special.empty() ? ": exists and is not an empty directory"
+                                                 : ": is " + special + ", not a directory") +
+                      " (refusing to overwrite)");
     }
     tmpDir = tempSibling(args.output);
+    staging.emplace(tmpDir.string(), true);  // before it exists: no moment it could be left
     fs::remove_all(tmpDir, ec);
     if (!fs::create_directory(tmpDir, ec)) {
       throw Error(ErrorCode::kIoError, tmpDir.string() + ": cannot create: " + ec.message());
