@@ -176,7 +176,8 @@ Tensor decodeSft(char* base, size_t size, const std::string& name, const SftRead
       try {
         dtype = parseDType(line.substr(7));
       } catch (const Error& e) {
-        throw Error(e.code(), name + ": byte " + std::to_string(kHeaderBytes) + ": " + e.what());
+        throw Error(e.code(), name + ": byte " + std::to_string(kHeaderBytes) + ": " +
+                                  support::printable(e.what()));
       }
     } else if (line.rfind("format: ", 0) == 0) {
       formatText = line.substr(8);
@@ -189,7 +190,8 @@ Tensor decodeSft(char* base, size_t size, const std::string& name, const SftRead
   try {
     format = Format::parse(formatText, static_cast<int32_t>(shape.size()));
   } catch (const Error& e) {
-    throw Error(e.code(), name + ": byte " + std::to_string(kHeaderBytes) + ": " + e.what());
+    throw Error(e.code(), name + ": byte " + std::to_string(kHeaderBytes) + ": " +
+                                  support::printable(e.what()));
   }
   std::vector<Format> partFormats = format.isHybrid() ? format.parts() : std::vector<Format>{format};
   std::vector<std::vector<LevelStorage>> levels(partFormats.size());
