@@ -71,6 +71,10 @@ int64_t storedPositions(const Format& format, const std::vector<int64_t>& shape,
     const auto& impl = format::levelImpl(type.kind);
     const int64_t extent = format.levelExtent(l, shape);
     const LevelStorage& storage = levels[static_cast<size_t>(l)];
+    // A corrupt pos array of the level above can claim a negative count (its last entry).
+    SF_CHECK_CODE(positions >= 0, ErrorCode::kParseError)
+        << where << ": " << format::describeLevel(format, l - 1) << " ends at position "
+        << positions << " (negative)";
     if (impl.capabilities().hasPos) {
       const DType want = format.posWidth() == 64 ? DType::kI64 : DType::kI32;
       SF_CHECK_CODE(storage.pos.dtype() == want, ErrorCode::kParseError)

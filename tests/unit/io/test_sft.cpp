@@ -183,6 +183,20 @@ TEST(Sft, ShapesTheArraysDoNotBackAreRefused) {
   expectRefused(forgedDense("1000 1000", 4), ErrorCode::kParseError,
                 "the values array of part 0 holds 4 elements but the shape and format dense "
                 "need 1000000");
+  // A dcsr whose level 0 claims -5 children (its last pos entry): the count of the next level
+  // was read at pos[-5], outside the array (found by fuzz_sft).
+  const Tensor dcsr = fromCoo(Coo{{4, 4}, {1, 2, 3, 0}, {1.0, 2.0}}, Format::parse("dcsr", 2),
+                              {DType::kF32});
+  std::string bytes = formatSft(dcsr);
+  uint64_t descBytes;
+  std::memcpy(&descBytes, bytes.data() + 16, 8);
+  const size_t table = (48 + descBytes + 7) / 8 * 8;
+  uint64_t pos0;  // the first record: level 0's pos, [0, 2]
+  std::memcpy(&pos0, bytes.data() + table + 24, 8);
+  const int32_t negative = -5;
+  std::memcpy(bytes.data() + pos0 + 4, &negative, 4);
+  expectRefused(resealed(bytes), ErrorCode::kParseError,
+                "level 0 (compressed, d0) ends at position -5 (negative)");
   // The same without structural validation (the fastest load): the sizes are still checked.
   SftReadOptions fast;
   fast.validate = false;
