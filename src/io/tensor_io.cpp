@@ -141,13 +141,15 @@ void checkStorage(const std::string& path, const Format& format, const std::vect
   std::string shapeText;
   for (size_t d = 0; d < shape.size(); ++d)
     shapeText += (d ? " x " : "") + std::to_string(shape[d]);
-  SF_FAIL(kOutOfMemory) << path << ": a " << format.toString() << " tensor of " << shapeText
-                        << " would take " << bytesText(bytes) << " (storage that grows with the "
-                        << "shape, not with the " << entries << " entries of this " << fileBytes
-                        << "-byte file), over the limit of " << bytesText(limit)
-                        << (options.storageLimit > 0 ? "" : " (256 MiB or 16 times the file)")
-                        << "; read it in a format that grows with its entries only (coo), or "
-                        << "raise the limit (ReadOptions::storageLimit; --storage-limit)";
+  SF_FAIL(kOutOfMemory)
+      << path << ": a " << format.toString() << " tensor of " << shapeText << " would take "
+      << bytesText(bytes) << " (storage that grows with the "
+      << "shape, not with the " << entries << " entries of this " << fileBytes
+      << "-byte file), over the limit of " << bytesText(limit)
+      << (options.storageLimit > 0 ? "" : " (256 MiB or 16 times the file)")
+      << "; read it in a format that grows with its entries only (coo), or "
+      << "raise the limit (ReadOptions::storageLimit; --storage-limit of info, convert and "
+      << "audit)";
 }
 
 /// Runs `body`, turning a failed allocation into kOutOfMemory naming `path` and `doing`.

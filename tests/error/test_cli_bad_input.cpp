@@ -365,6 +365,22 @@ TEST_F(BadInputSweep, OutputsThatCannotBeWrittenAreNamedAndLeftAlone) {
                  options, (root_ / "capture").string());
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.err.find("it is a FIFO"), std::string::npos) << r.err;
+  // `compile -o` and `benchmark --json` renamed their output over a FIFO (or /dev/null as root).
+  const std::vector<std::vector<std::string>> others = {
+      {"compile", "y(i) = A(i,j) * x(j)", "--emit", "ir", "-o", (out / "pipe.sft").string()},
+      {"benchmark", kWest, "--peers", "none", "--kernels", "spmv", "--repeat", "1", "--limits",
+       (root_ / "limits.json").string(), "--json", (out / "pipe.sft").string()},
+  };
+  for (const auto& args : others) {
+    SCOPED_TRACE(args.front());
+    std::vector<std::string> argv{kTool};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const BoundedResult o = runBounded(argv, options, (root_ / "capture").string());
+    EXPECT_EQ(o.status, 1) << o.out;
+    EXPECT_NE(o.err.find("pipe.sft"), std::string::npos) << o.err;
+    ASSERT_EQ(::stat((out / "pipe.sft").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
+  }
 }
 
 TEST_F(BadInputSweep, AStandardOutputThatCannotBeWrittenIsAnError) {
