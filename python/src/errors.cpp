@@ -35,7 +35,8 @@ PyObject* makeClass(py::module_& m, const char* name, PyObject* bases, const cha
 /// The message as a Python str. Messages quote file content; whatever bytes are not UTF-8 become
 /// U+FFFD instead of a UnicodeDecodeError hiding the real error.
 py::str messageText(const char* what) {
-  PyObject* text = PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "replace");
+  const auto length = static_cast<Py_ssize_t>(std::strlen(what));
+  PyObject* text = PyUnicode_DecodeUTF8(what, length, "replace");
   if (text == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::str>(text);
 }

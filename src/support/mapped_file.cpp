@@ -84,8 +84,8 @@ void writeFileAtomically(const std::string& path, const std::vector<std::string_
     if (fd < 0 && openErr != EEXIST) break;
   }
   if (fd < 0) {
-    SF_FAIL(kIoError) << "cannot write '" << path << "': cannot create a temporary file beside it: "
-                      << systemReason(openErr);
+    SF_FAIL(kIoError) << "cannot write '" << path
+                      << "': cannot create a temporary file beside it: " << systemReason(openErr);
   }
   int err = 0;
   const char* failed = "write";

@@ -249,6 +249,9 @@ class BadInputSweep : public ::testing::Test {
       EXPECT_NE(r.err.find("sparseflow: error: "), std::string::npos) << r.err;
     }
     EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "a raw escape reached the terminal";
+    // Under the sanitizers a finding exits 1 too: it must not pass for a named error.
+    EXPECT_EQ(r.err.find("Sanitizer"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("runtime error:"), std::string::npos) << r.err;
     EXPECT_TRUE(support::isValidUtf8(r.err)) << r.err;
     // Nothing half-written: no staging file ever; no output at all after a failure.
     for (const auto& e : fs::recursive_directory_iterator(out)) {

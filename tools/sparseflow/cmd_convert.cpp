@@ -210,10 +210,9 @@ int runConvert(const ConvertArgs& args) {
     fs::path out(args.output);
     if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec))) {
       const std::string special = specialFileKind(args.output);
-      throw Error(ErrorCode::kInvalidArgument,
-                  args.output + (special.empty() ? ": exists and is not an empty directory"
-                                                 : ": is " + special + ", not a directory") +
-                      " (refusing to overwrite)");
+      const std::string what = special.empty() ? ": exists and is not an empty directory"
+                                               : ": is " + special + ", not a directory";
+      throw Error(ErrorCode::kInvalidArgument, args.output + what + " (refusing to overwrite)");
     }
     tmpDir = tempSibling(args.output);
     staging.emplace(tmpDir.string(), true);  // before it exists: no moment it could be left
