@@ -193,17 +193,12 @@ class BadInputSweep : public ::testing::Test {
       fs::permissions(in / "unreadable.mtx", fs::perms::none);
       inputs_.push_back({"unreadable.mtx", F, F});
     }
-    // run's vector and benchmark's saved machine limits (measured once, not per case).
+    // run's vector, and machine limits for benchmark (made up: nothing here is timed for real).
     std::vector<double> ones(67, 1.0);
     write((root_ / "x.npy").string(), fromDense({67}, ones.data(), Format::parse("dense", 1)));
-    BoundedOptions options;
-    options.cwd = root_.string();
-    options.timeoutSeconds = 120;
-    const BoundedResult limits =
-        runBounded({kTool, "benchmark", kWest, "--peers", "none", "--kernels", "spmv", "--repeat",
-                    "1", "--save-limits", (root_ / "limits.json").string()},
-                   options, (root_ / "limits").string());
-    ASSERT_EQ(limits.status, 0) << limits.err;
+    put(root_ / "limits.json",
+        "cpu test\nsimd test\nthreads 2\nread_bandwidth_1 1e10\nread_bandwidth_all 2e10\n"
+        "fma_peak_1 5e10\nfma_peak_all 1e11\n");
   }
 
   static void TearDownTestSuite() {
@@ -384,6 +379,15 @@ TEST_F(BadInputSweep, OutputsThatCannotBeWrittenAreNamedAndLeftAlone) {
     ASSERT_EQ(::stat((out / "pipe.sft").c_str(), &st), 0);
     EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
   }
+  // benchmark --limits FILE is an input: a FIFO is refused before anything blocks on it.
+  const BoundedResult limits =
+      runBounded({kTool, "benchmark", kWest, "--peers", "none", "--kernels", "spmv", "--limits",
+                  (out / "pipe.sft").string()},
+                 options, (root_ / "capture").string());
+  EXPECT_FALSE(limits.timedOut);
+  EXPECT_EQ(limits.status, 1) << limits.out;
+  EXPECT_NE(limits.err.find("--limits '" + (out / "pipe.sft").string() + "'"), std::string::npos)
+      << limits.err;
 }
 
 TEST_F(BadInputSweep, AStandardOutputThatCannotBeWrittenIsAnError) {
