@@ -13,6 +13,7 @@ declare -A seeds=(
   [fuzz_npy]="tests/unit/io/npy_refs"
   [fuzz_sft]="tests/fuzz/sft_seeds"
   [fuzz_safetensors]="tests/fuzz/safetensors_seeds"
+  [fuzz_read_file]="tests/fuzz/read_file_seeds"
   [fuzz_expr]="tests/fuzz/expr_seeds"
   [fuzz_schedule]="tests/fuzz/schedule_seeds"
 )

@@ -48,9 +48,18 @@ struct ReadOptions {
   bool verifyChecksum = true;         ///< .sft
   /// .safetensors: the tensor to read; empty: the file must hold exactly one.
   std::string tensor;
+  /// The most bytes the tensor built from a file may take: 0 (default) allows
+  /// max(256 MiB, 16 x the file's size), so that a header declaring a huge shape cannot make a
+  /// small file allocate gigabytes (csr's row pointers grow with the rows, dense storage with the
+  /// elements; kOutOfMemory names the file and what it would need); a positive value is the limit
+  /// in bytes; a negative one removes it (the memory guard of support/memory.h still applies).
+  int64_t storageLimit = 0;
 };
 
-/// Reads a tensor; errors name the file and the line or byte at fault.
+/// Reads a tensor; errors name the file and the line or byte at fault. Only regular files are read
+/// (a FIFO or a device is refused without blocking), files of kinds no reader takes (a PyTorch
+/// checkpoint, a zip or gzip file...) are refused naming what they are, and memory grows with
+/// what the file holds (ReadOptions::storageLimit), never with what its header claims alone.
 Tensor read(const std::string& path, const ReadOptions& options = {});
 /// The file's coordinates as read (pattern values 1), before any format is chosen.
 Coo readCoo(const std::string& path, const ReadOptions& options = {});

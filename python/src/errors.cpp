@@ -1,5 +1,7 @@
 // Python exception classes for sparseflow::Error codes, and the translator that raises them.
 #include <array>
+#include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -30,11 +32,20 @@ PyObject* makeClass(py::module_& m, const char* name, PyObject* bases, const cha
   return cls;
 }
 
-void raiseAsPython(const Error& error) {
-  const auto index = static_cast<size_t>(error.code());
+/// The message as a Python str. Messages quote file content; whatever bytes are not UTF-8 become
+/// U+FFFD instead of a UnicodeDecodeError hiding the real error.
+py::str messageText(const char* what) {
+  const auto length = static_cast<Py_ssize_t>(std::strlen(what));
+  PyObject* text = PyUnicode_DecodeUTF8(what, length, "replace");
+  if (text == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(text);
+}
+
+void raiseAs(ErrorCode code, const char* what) {
+  const auto index = static_cast<size_t>(code);
   PyObject* cls = index < kNumCodes && gClasses[index] != nullptr ? gClasses[index] : gBase;
-  py::object instance = py::handle(cls)(error.what());
-  instance.attr("code") = errorCodeName(error.code());
+  py::object instance = py::handle(cls)(messageText(what));
+  instance.attr("code") = errorCodeName(code);
   PyErr_SetObject(cls, instance.ptr());
 }
 
@@ -91,9 +102,24 @@ void bindErrors(py::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Error& e) {
-      raiseAsPython(e);
+      raiseAs(e.code(), e.what());
+    } catch (const std::bad_alloc&) {
+      // Still a MemoryError (OutOfMemory derives from it), now with what happened.
+      raiseAs(ErrorCode::kOutOfMemory,
+              "out of memory: an allocation inside a sparseflow call failed (std::bad_alloc); the "
+              "input may be larger than this machine's memory");
     }
   });
+  // For tests: raises the Error `code` with the raw bytes `message` (which need not be UTF-8).
+  m.def(
+      "_raise_error",
+      [](int32_t code, const py::bytes& message) {
+        throw Error(static_cast<ErrorCode>(code), std::string(message));
+      },
+      "Raises sparseflow's Error with this code and raw message bytes (tests only).");
+  m.def(
+      "_raise_bad_alloc", [] { throw std::bad_alloc(); },
+      "Raises std::bad_alloc from C++ (tests only).");
   m.def(
       "error_code_name", [](int32_t code) { return errorCodeName(static_cast<ErrorCode>(code)); },
       "The stable name of an error code (\"invalid argument\"...).");

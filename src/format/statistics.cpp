@@ -23,25 +23,41 @@ MatrixStatistics matrixStatistics(const Tensor& matrix) {
   s.density = s.rows && s.cols ? static_cast<double>(s.nnz) / (static_cast<double>(s.rows) *
                                                                 static_cast<double>(s.cols))
                                : 0;
-  std::vector<int64_t> rowLen(static_cast<size_t>(s.rows), 0), colLen(static_cast<size_t>(s.cols), 0);
+  // Row and column lengths from the sorted coordinates of the entries: memory grows with the
+  // entries, never with the shape (a matrix of 10^9 empty rows is described in kilobytes).
+  std::vector<int64_t> rowsOf(static_cast<size_t>(s.nnz)), colsOf(static_cast<size_t>(s.nnz));
   for (int64_t e = 0; e < s.nnz; ++e) {
-    int64_t i = coo.coords[2 * e], j = coo.coords[2 * e + 1];
-    ++rowLen[static_cast<size_t>(i)];
-    ++colLen[static_cast<size_t>(j)];
+    const int64_t i = coo.coords[2 * e], j = coo.coords[2 * e + 1];
+    rowsOf[static_cast<size_t>(e)] = i;
+    colsOf[static_cast<size_t>(e)] = j;
     s.bandwidth = std::max(s.bandwidth, std::abs(i - j));
   }
+  // Lengths of the runs of equal values in sorted `v`: the nonempty rows' (columns') lengths.
+  const auto runLengths = [](std::vector<int64_t>& v) {
+    std::sort(v.begin(), v.end());
+    std::vector<int64_t> lengths;
+    for (size_t k = 0; k < v.size();) {
+      size_t end = k;
+      while (end < v.size() && v[end] == v[k]) ++end;
+      lengths.push_back(static_cast<int64_t>(end - k));
+      k = end;
+    }
+    return lengths;
+  };
+  const std::vector<int64_t> rowLen = runLengths(rowsOf), colLen = runLengths(colsOf);
   if (s.rows > 0) {
-    s.minRow = *std::min_element(rowLen.begin(), rowLen.end());
-    s.maxRow = *std::max_element(rowLen.begin(), rowLen.end());
+    s.emptyRows = s.rows - static_cast<int64_t>(rowLen.size());
+    s.minRow =
+        s.emptyRows > 0 || rowLen.empty() ? 0 : *std::min_element(rowLen.begin(), rowLen.end());
+    s.maxRow = rowLen.empty() ? 0 : *std::max_element(rowLen.begin(), rowLen.end());
     s.meanRow = static_cast<double>(s.nnz) / static_cast<double>(s.rows);
-    double var = 0;
+    double var = static_cast<double>(s.emptyRows) * s.meanRow * s.meanRow;  // the empty rows
     for (int64_t len : rowLen) var += (len - s.meanRow) * (len - s.meanRow);
     s.sdRow = std::sqrt(var / static_cast<double>(s.rows));
-    s.emptyRows = std::count(rowLen.begin(), rowLen.end(), 0);
   }
   if (s.cols > 0) {
-    s.maxCol = *std::max_element(colLen.begin(), colLen.end());
-    s.emptyCols = std::count(colLen.begin(), colLen.end(), 0);
+    s.maxCol = colLen.empty() ? 0 : *std::max_element(colLen.begin(), colLen.end());
+    s.emptyCols = s.cols - static_cast<int64_t>(colLen.size());
   }
   for (int64_t b : {2, 4, 8}) {
     std::unordered_set<int64_t> blocks;

@@ -10,10 +10,13 @@
 #include <set>
 
 #include "format/levels/level_impl.h"
+#include "io/file_magic.h"
 #include "io/safetensors.h"
+#include "io/storage_bounds.h"
 #include "sparseflow/validate.h"
 #include "support/check.h"
 #include "support/mapped_file.h"
+#include "support/quote.h"
 
 namespace sparseflow {
 namespace {
@@ -23,6 +26,8 @@ using Json = nlohmann::json;
 /// The `__metadata__` key holding the layout record, and the record's version.
 constexpr const char* kLayoutKey = "sparseflow";
 constexpr int kLayoutVersion = 1;
+/// Tensor names are quoted in full up to this many bytes (real names reach ~100).
+constexpr size_t kNameBytes = 200;
 
 enum class Role { kPos, kCrd, kMeta, kValues };
 
@@ -110,7 +115,8 @@ void Checkpoint::Impl::resolveLayout(const std::string& record,
   try {
     json = Json::parse(record);
   } catch (const Json::exception& e) {
-    CK_FAIL << "__metadata__ \"" << kLayoutKey << "\" is not valid JSON: " << e.what();
+    CK_FAIL << "__metadata__ \"" << kLayoutKey
+            << "\" is not valid JSON: " << support::printable(e.what());
   }
   if (!json.is_object() || !json.contains("version") || !json.contains("tensors") ||
       !json["tensors"].is_object()) {
@@ -121,7 +127,7 @@ void Checkpoint::Impl::resolveLayout(const std::string& record,
       << path << ": sparseflow layout version " << json["version"].dump()
       << " is not supported (this reads " << kLayoutVersion << ")";
   for (const auto& [name, info] : json["tensors"].items()) {
-    const std::string where = "compressed tensor '" + name + "'";
+    const std::string where = "compressed tensor " + support::quoted(name, kNameBytes);
     if (!info.is_object() || !info.contains("format") || !info["format"].is_string() ||
         !info.contains("shape") || !info["shape"].is_array() || !info.contains("dtype") ||
         !info["dtype"].is_string()) {
@@ -150,22 +156,24 @@ void Checkpoint::Impl::resolveLayout(const std::string& record,
     for (const LayoutArray& la : layoutArrays(name, format)) {
       auto found = arrayIndex.find(la.name);
       if (found == arrayIndex.end()) {
-        CK_FAIL << where << " (" << entry.format << ") lacks its array '" << la.name << "'";
+        CK_FAIL << where << " (" << entry.format << ") lacks its array "
+                << support::quoted(la.name, kNameBytes);
       }
       const io::SafetensorsArray& a = header.arrays[found->second];
       const bool dtypeOk = la.role == Role::kValues ? a.dtype == entry.dtype
                            : la.role == Role::kMeta ? a.dtype == "U8"
                                                     : (a.dtype == "I32" || a.dtype == "I64");
       if (a.shape.size() != 1 || !dtypeOk) {
-        CK_FAIL << where << ": array '" << la.name << "' must be 1-d "
+        CK_FAIL << where << ": array " << support::quoted(la.name, kNameBytes) << " must be 1-d "
                 << (la.role == Role::kValues ? entry.dtype
                     : la.role == Role::kMeta ? std::string("U8")
                                              : std::string("I32 or I64"))
                 << ", not " << a.dtype << " of rank " << a.shape.size();
       }
       if (!owner.emplace(la.name, name).second) {
-        CK_FAIL << "array '" << la.name << "' is claimed by both '" << owner[la.name] << "' and '"
-                << name << "'";
+        CK_FAIL << "array " << support::quoted(la.name, kNameBytes) << " is claimed by both "
+                << support::quoted(owner[la.name], kNameBytes) << " and "
+                << support::quoted(name, kNameBytes);
       }
       entry.arrays.push_back(la.name);
       entry.bytes += static_cast<int64_t>(a.end - a.begin);
@@ -214,7 +222,7 @@ void Checkpoint::Impl::resolve() {
 Checkpoint Checkpoint::open(const std::string& path) {
   auto impl = std::make_shared<Impl>();
   impl->path = path;
-  impl->mapped = std::make_unique<support::MappedFile>(path);
+  impl->mapped = std::make_unique<support::MappedFile>(io::mapInput(path));
   impl->file = impl->mapped->data();
   impl->resolve();
   Checkpoint c;
@@ -251,10 +259,11 @@ const CheckpointEntry& Checkpoint::entry(const std::string& name) const {
   if (found == impl_->entryIndex.end()) {
     std::string some;
     for (size_t i = 0; i < impl_->entries.size() && i < 8; ++i) {
-      some += (i ? ", " : "") + impl_->entries[i].name;
+      some += (i ? ", " : "") + support::quoted(impl_->entries[i].name, kNameBytes);
     }
     if (impl_->entries.size() > 8) some += ", ...";
-    SF_FAIL(kInvalidArgument) << impl_->path << ": no tensor named '" << name << "' (it holds "
+    SF_FAIL(kInvalidArgument) << impl_->path << ": no tensor named "
+                              << support::quoted(name, kNameBytes) << " (it holds "
                               << impl_->entries.size() << ": " << some << ")";
   }
   return impl_->entries[found->second];
@@ -263,27 +272,36 @@ const CheckpointEntry& Checkpoint::entry(const std::string& name) const {
 std::string_view Checkpoint::arrayBytes(const std::string& arrayName) const {
   auto found = impl_->arrayIndex.find(arrayName);
   SF_USER_CHECK(found != impl_->arrayIndex.end())
-      << impl_->path << ": no array named '" << arrayName << "'";
+      << impl_->path << ": no array named " << support::quoted(arrayName, kNameBytes);
   return impl_->bytes(impl_->header.arrays[found->second]);
 }
 
 Tensor Checkpoint::tensor(const std::string& name) const {
   const CheckpointEntry& e = entry(name);
   SF_CHECK_CODE(e.readable(), ErrorCode::kNotSupported)
-      << impl_->path << ": tensor '" << name << "' has dtype " << e.dtype
+      << impl_->path << ": tensor " << support::quoted(name, kNameBytes) << " has dtype " << e.dtype
       << "; tensor values must be F32, F64, F16 or BF16 (it can still be copied unchanged)";
   const DType dtype = *io::dtypeFromSafetensors(e.dtype);
   try {
     if (e.format == "dense") {
+      // A plain array (its byte size matches its shape: the header check), or a sparseflow record
+      // in the dense format, whose one values array must hold the recorded shape too.
       Format format = Format::parse("dense", static_cast<int32_t>(e.shape.size()));
       std::vector<LevelStorage> levels(static_cast<size_t>(format.numLevels()));
-      return Tensor(e.shape, dtype, format, std::move(levels),
-                    copyBuffer(dtype, arrayBytes(e.arrays.front())));
+      const io::SafetensorsArray& a = impl_->array(e.arrays.front());
+      const int64_t needed = io::storedPositions(format, e.shape, levels, "part 0");
+      SF_CHECK_CODE(static_cast<int64_t>((a.end - a.begin) / dtypeSize(dtype)) == needed,
+                    ErrorCode::kParseError)
+          << "byte " << impl_->header.dataStart + a.begin << ": the values array of part 0 holds "
+          << (a.end - a.begin) / dtypeSize(dtype) << " elements but shape " << Json(e.shape).dump()
+          << " in format dense needs " << needed;
+      return Tensor(e.shape, dtype, format, std::move(levels), copyBuffer(dtype, impl_->bytes(a)));
     }
     const Format& format = impl_->formats.at(name);
     const std::vector<Format> formats = partFormats(format);
     std::vector<std::vector<LevelStorage>> levels(formats.size());
     std::vector<Buffer> values(formats.size());
+    std::vector<uint64_t> valuesOffset(formats.size(), 0);  // in the file, for messages
     for (size_t p = 0; p < formats.size(); ++p) {
       levels[p].resize(static_cast<size_t>(formats[p].numLevels()));
     }
@@ -292,6 +310,7 @@ Tensor Checkpoint::tensor(const std::string& name) const {
       Buffer b = copyBuffer(*io::dtypeFromSafetensors(a.dtype), impl_->bytes(a));
       if (la.role == Role::kValues) {
         values[la.part] = std::move(b);
+        valuesOffset[la.part] = impl_->header.dataStart + a.begin;
         continue;
       }
       LevelStorage& s = levels[la.part][static_cast<size_t>(la.level)];
@@ -299,6 +318,14 @@ Tensor Checkpoint::tensor(const std::string& name) const {
     }
     std::vector<Tensor> parts;
     for (size_t p = 0; p < formats.size(); ++p) {
+      // As many values as the recorded shape needs: a record that declares more than its arrays
+      // hold is refused before anything trusts the shape.
+      const int64_t needed =
+          io::storedPositions(formats[p], e.shape, levels[p], "part " + std::to_string(p));
+      SF_CHECK_CODE(values[p].size() == needed, ErrorCode::kParseError)
+          << "byte " << valuesOffset[p] << ": the values array of part " << p << " holds "
+          << values[p].size() << " elements but shape " << Json(e.shape).dump() << " in format "
+          << formats[p].toString() << " needs " << needed;
       parts.emplace_back(e.shape, dtype, formats[p], std::move(levels[p]), std::move(values[p]));
     }
     Tensor t = format.isHybrid() ? Tensor::hybrid(e.shape, dtype, format, std::move(parts))
@@ -307,7 +334,7 @@ Tensor Checkpoint::tensor(const std::string& name) const {
     return t;
   } catch (const Error& err) {
     throw Error(err.code() == ErrorCode::kInvalidArgument ? ErrorCode::kInvalidFormat : err.code(),
-                impl_->path + ": tensor '" + name + "': " + err.what());
+                impl_->path + ": tensor " + support::quoted(name, kNameBytes) + ": " + err.what());
   }
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <random>
 
+#include "io/file_magic.h"
 #include "io/text_output.h"
 #include "io/text_scanner.h"
 #include "support/mapped_file.h"
@@ -125,7 +126,7 @@ DlmcCsr parseDlmcCsr(std::string_view text, const std::string& name, const DlmcO
 }
 
 DlmcCsr readDlmcCsr(const std::string& path, const DlmcOptions& options) {
-  support::MappedFile file(path);
+  support::MappedFile file = mapInput(path);
   return parseDlmcCsr(file.data(), path, options);
 }
 
@@ -146,7 +147,7 @@ RawTensor parseDlmc(std::string_view text, const std::string& name, const DlmcOp
 }
 
 RawTensor readDlmc(const std::string& path, const DlmcOptions& options) {
-  support::MappedFile file(path);
+  support::MappedFile file = mapInput(path);
   return parseDlmc(file.data(), path, options);
 }
 

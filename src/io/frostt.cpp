@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "io/file_magic.h"
 #include "io/text_output.h"
 #include "io/text_scanner.h"
 #include "support/mapped_file.h"
@@ -199,7 +200,7 @@ RawTensor parseFrostt(std::string_view text, const std::string& name,
 }
 
 RawTensor readFrostt(const std::string& path, const FrosttOptions& options) {
-  support::MappedFile file(path);
+  support::MappedFile file = mapInput(path);
   return parseFrostt(file.data(), path, options);
 }
 

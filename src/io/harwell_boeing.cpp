@@ -6,9 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "io/file_magic.h"
 #include "io/fortran_format.h"
 #include "support/check.h"
-#include "support/mapped_file.h"
+#include "support/quote.h"
 
 namespace sparseflow::io {
 namespace {
@@ -56,8 +57,8 @@ void readCounts(const std::vector<std::string_view>& tokens, size_t firstToken,
     std::optional<int64_t> value = parseCount(tokens[firstToken + i]);
     if (!value) {
       std::string_view token = tokens[firstToken + i];
-      SF_HB_FAIL(kParseError, name, line) << "expected " << names << ": '" << token.substr(0, 40)
-                                          << "' is not a non-negative integer";
+      SF_HB_FAIL(kParseError, name, line) << "expected " << names << ": " << support::quoted(token)
+                                          << " is not a non-negative integer";
     }
     *out[i] = *value;
   }
@@ -131,8 +132,8 @@ HarwellBoeingHeader parseHeader(LineCursor& lines) {
       std::string_view("USZRH").find(type[1]) == std::string_view::npos ||
       std::string_view("AE").find(type[2]) == std::string_view::npos) {
     SF_HB_FAIL(kParseError, name, lines.lineNumber())
-        << "unknown matrix type '" << tokens[0]
-        << "': expected R/C/P/I/Q, then U/S/Z/R/H, then A/E";
+        << "unknown matrix type " << support::quoted(tokens[0])
+        << ": expected R/C/P/I/Q, then U/S/Z/R/H, then A/E";
   }
 
   line = nextLine("PTRFMT INDFMT VALFMT RHSFMT");
@@ -276,7 +277,7 @@ RawTensor parseHarwellBoeing(std::string_view text, const std::string& name) {
 }
 
 RawTensor readHarwellBoeing(const std::string& path) {
-  support::MappedFile file(path);
+  support::MappedFile file = mapInput(path);
   return parseHarwellBoeing(file.data(), path);
 }
 

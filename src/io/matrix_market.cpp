@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "io/file_magic.h"
 #include "io/text_output.h"
 #include "io/text_scanner.h"
 #include "support/mapped_file.h"
@@ -312,7 +313,7 @@ RawTensor parseMatrixMarket(std::string_view text, const std::string& name,
 }
 
 RawTensor readMatrixMarket(const std::string& path, const MatrixMarketOptions& options) {
-  support::MappedFile file(path);
+  support::MappedFile file = mapInput(path);
   return parseMatrixMarket(file.data(), path, options);
 }
 

@@ -8,9 +8,11 @@
 #include <optional>
 #include <sstream>
 
+#include "io/file_magic.h"
 #include "support/check.h"
 #include "support/half.h"
 #include "support/mapped_file.h"
+#include "support/quote.h"
 
 namespace sparseflow::io {
 namespace {
@@ -108,7 +110,7 @@ class HeaderParser {
       expect(':', "expected ':' after a key");
       skipBlanks();
       auto once = [&](bool& seen) {
-        if (seen) fail(keyOffset, "key '" + key + "' appears twice");
+        if (seen) fail(keyOffset, "key " + support::quoted(key) + " appears twice");
         seen = true;
       };
       if (key == "descr") {
@@ -127,7 +129,8 @@ class HeaderParser {
         header.shapeOffset = base_ + pos_;
         header.shape = parseShape();
       } else {
-        fail(keyOffset, "unexpected key '" + key + "' (numpy writes descr, fortran_order, shape)");
+        fail(keyOffset, "unexpected key " + support::quoted(key) +
+                            " (numpy writes descr, fortran_order, shape)");
       }
       skipBlanks();
       if (peek() == ',') {
@@ -313,8 +316,8 @@ NpyArray parseNpy(std::string_view data, const std::string& name) {
   }
   if (info == nullptr) {
     SF_NPY_FAIL(kNotSupported, name, header.descrOffset)
-        << "dtype '" << header.descr
-        << "' is not supported (float 2/4/8, signed and unsigned integers, bool)";
+        << "dtype " << support::quoted(header.descr)
+        << " is not supported (float 2/4/8, signed and unsigned integers, bool)";
   }
   const bool swap = order == '>' && info->size > 1;
 
@@ -363,7 +366,7 @@ NpyArray parseNpy(std::string_view data, const std::string& name) {
 }
 
 NpyArray readNpy(const std::string& path) {
-  support::MappedFile file(path);
+  support::MappedFile file = mapInput(path);
   return parseNpy(file.data(), path);
 }
 

@@ -9,6 +9,7 @@
 
 #include "support/check.h"
 #include "support/mapped_file.h"
+#include "support/quote.h"
 
 namespace sparseflow::io {
 namespace {
@@ -63,6 +64,9 @@ std::string describeJson(const Json& value) {
 
 #define ST_FAIL SF_FAIL(kParseError) << name << ": "
 
+/// Tensor names are quoted in full up to this many bytes (real names reach ~100).
+constexpr size_t kNameBytes = 200;
+
 /// A non-negative integer below 2^62 from a JSON value, or an error naming `what`.
 uint64_t unsignedValue(const Json& value, const std::string& name, const std::string& what) {
   if (!value.is_number_unsigned() || value.get<uint64_t>() > (uint64_t{1} << 62)) {
@@ -79,7 +83,7 @@ std::string shapeText(const std::vector<int64_t>& shape) {
 
 SafetensorsArray parseArray(const std::string& key, const Json& info, const std::string& name,
                             uint64_t dataBytes) {
-  const std::string where = "tensor '" + key + "'";
+  const std::string where = "tensor " + support::quoted(key, kNameBytes);
   if (key.empty()) ST_FAIL << "a tensor has an empty name";
   if (!info.is_object()) ST_FAIL << where << " must be an object, not " << describeJson(info);
   for (const char* field : {"dtype", "shape", "data_offsets"}) {
@@ -93,8 +97,8 @@ SafetensorsArray parseArray(const std::string& key, const Json& info, const std:
   array.dtype = dtype.get<std::string>();
   const int64_t elementSize = safetensorsDTypeSize(array.dtype);
   SF_CHECK_CODE(elementSize > 0, ErrorCode::kNotSupported)
-      << name << ": " << where << ": dtype '" << array.dtype << "' is not supported ("
-      << dtypeList() << ")";
+      << name << ": " << where << ": dtype " << support::quoted(array.dtype)
+      << " is not supported (" << dtypeList() << ")";
   const Json& shape = info["shape"];
   if (!shape.is_array())
     ST_FAIL << where << ": shape must be an array, not " << describeJson(shape);
@@ -211,10 +215,10 @@ SafetensorsHeader parseSafetensorsHeader(std::string_view file, const std::strin
   try {
     header = Json::parse(text.begin(), text.end(), std::ref(duplicates));
   } catch (const Json::exception& e) {
-    ST_FAIL << "header is not valid JSON: " << e.what();
+    ST_FAIL << "header is not valid JSON: " << support::printable(e.what());
   }
   if (!duplicates.duplicate.empty()) {
-    ST_FAIL << "header names '" << duplicates.duplicate << "' twice";
+    ST_FAIL << "header names " << support::quoted(duplicates.duplicate, kNameBytes) << " twice";
   }
   if (!header.is_object()) ST_FAIL << "header must be a JSON object";
 
@@ -226,7 +230,8 @@ SafetensorsHeader parseSafetensorsHeader(std::string_view file, const std::strin
       if (!value.is_object()) ST_FAIL << "__metadata__ must be an object of strings";
       for (const auto& [mkey, mvalue] : value.items()) {
         if (!mvalue.is_string()) {
-          ST_FAIL << "__metadata__ '" << mkey << "' must be a string, not " << describeJson(mvalue);
+          ST_FAIL << "__metadata__ " << support::quoted(mkey, kNameBytes)
+                  << " must be a string, not " << describeJson(mvalue);
         }
         result.metadata.emplace_back(mkey, mvalue.get<std::string>());
       }
@@ -243,8 +248,10 @@ SafetensorsHeader parseSafetensorsHeader(std::string_view file, const std::strin
   const SafetensorsArray* previous = nullptr;
   for (const SafetensorsArray& a : result.arrays) {
     if (a.begin < covered) {
-      ST_FAIL << "tensors '" << previous->name << "' [" << previous->begin << ", " << previous->end
-              << ") and '" << a.name << "' [" << a.begin << ", " << a.end << ") overlap";
+      ST_FAIL << "tensors " << support::quoted(previous->name, kNameBytes) << " ["
+              << previous->begin << ", " << previous->end << ") and "
+              << support::quoted(a.name, kNameBytes) << " [" << a.begin << ", " << a.end
+              << ") overlap";
     }
     if (a.begin > covered) {
       ST_FAIL << "bytes [" << covered << ", " << a.begin

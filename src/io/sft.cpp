@@ -1,10 +1,7 @@
 // .sft writer and reader (see sft.h for the layout).
 #include "io/sft.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -14,8 +11,12 @@
 #include <sstream>
 
 #include "format/levels/level_impl.h"
+#include "io/file_magic.h"
+#include "io/storage_bounds.h"
 #include "sparseflow/validate.h"
 #include "support/check.h"
+#include "support/quote.h"
+#include "support/file_checks.h"
 #include "support/hash.h"
 #include "support/mapped_file.h"
 
@@ -164,16 +165,19 @@ Tensor decodeSft(char* base, size_t size, const std::string& name, const SftRead
       std::istringstream dims(line.substr(6));
       int64_t d;
       while (dims >> d) {
-        if (d < 0 || shape.size() >= 64) SFT_FAIL(kHeaderBytes) << "bad shape line '" << line << "'";
+        if (d < 0 || shape.size() >= 64) {
+          SFT_FAIL(kHeaderBytes) << "bad shape line " << support::quoted(line, 80);
+        }
         shape.push_back(d);
       }
-      if (!dims.eof()) SFT_FAIL(kHeaderBytes) << "bad shape line '" << line << "'";
+      if (!dims.eof()) SFT_FAIL(kHeaderBytes) << "bad shape line " << support::quoted(line, 80);
       haveShape = true;
     } else if (line.rfind("dtype: ", 0) == 0) {
       try {
         dtype = parseDType(line.substr(7));
       } catch (const Error& e) {
-        throw Error(e.code(), name + ": byte " + std::to_string(kHeaderBytes) + ": " + e.what());
+        throw Error(e.code(), name + ": byte " + std::to_string(kHeaderBytes) + ": " +
+                                  support::printable(e.what()));
       }
     } else if (line.rfind("format: ", 0) == 0) {
       formatText = line.substr(8);
@@ -186,12 +190,14 @@ Tensor decodeSft(char* base, size_t size, const std::string& name, const SftRead
   try {
     format = Format::parse(formatText, static_cast<int32_t>(shape.size()));
   } catch (const Error& e) {
-    throw Error(e.code(), name + ": byte " + std::to_string(kHeaderBytes) + ": " + e.what());
+    throw Error(e.code(), name + ": byte " + std::to_string(kHeaderBytes) + ": " +
+                                  support::printable(e.what()));
   }
   std::vector<Format> partFormats = format.isHybrid() ? format.parts() : std::vector<Format>{format};
   std::vector<std::vector<LevelStorage>> levels(partFormats.size());
   std::vector<Buffer> values(partFormats.size());
   std::vector<bool> haveValues(partFormats.size(), false);
+  std::vector<size_t> valuesRecord(partFormats.size(), 0);
   std::vector<std::vector<std::array<bool, 3>>> seen(partFormats.size());
   for (size_t p = 0; p < partFormats.size(); ++p) {
     levels[p].resize(static_cast<size_t>(partFormats[p].numLevels()));
@@ -216,6 +222,7 @@ Tensor decodeSft(char* base, size_t size, const std::string& name, const SftRead
       if (haveValues[r.part]) SFT_FAIL(rec) << "values of part " << r.part << " appear twice";
       values[r.part] = std::move(b);
       haveValues[r.part] = true;
+      valuesRecord[r.part] = rec;
       continue;
     }
     if (r.level >= levels[r.part].size() || r.role > kMeta) {
@@ -239,6 +246,17 @@ Tensor decodeSft(char* base, size_t size, const std::string& name, const SftRead
           (caps.hasMeta && !got[kMeta])) {
         SFT_FAIL(table) << "part " << p << " level " << l << " lacks an array its format needs";
       }
+    }
+    // The values must be as many as the shape and the levels need: a header that declares a
+    // larger shape than its arrays back is refused here, before anything trusts it.
+    const int64_t needed =
+        storedPositions(partFormats[p], shape, levels[p],
+                        name + ": byte " + std::to_string(kHeaderBytes) + ": part " +
+                            std::to_string(p));
+    if (values[p].size() != needed) {
+      SFT_FAIL(valuesRecord[p]) << "the values array of part " << p << " holds "
+                                << values[p].size() << " elements but the shape and format "
+                                << partFormats[p].toString() << " need " << needed;
     }
     parts.emplace_back(shape, *dtype, partFormats[p], std::move(levels[p]), std::move(values[p]));
   }
@@ -277,25 +295,18 @@ Tensor parseSft(std::string_view bytes, const std::string& name, const SftReadOp
 }
 
 Tensor readSft(const std::string& path, const SftReadOptions& options) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  SF_CHECK_CODE(fd >= 0, ErrorCode::kIoError)
-      << path << ": cannot open: " << std::strerror(errno);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    SF_FAIL(kIoError) << path << ": not a regular file";
-  }
-  const auto size = static_cast<size_t>(st.st_size);
-  if (size == 0) {
-    ::close(fd);
-    SF_FAIL(kParseError) << path << ": byte 0: empty file is not a .sft file";
-  }
+  support::RegularFile file(path);  // a FIFO or device is refused, without blocking
+  const auto size = static_cast<size_t>(file.size());
+  if (size == 0) SF_FAIL(kParseError) << path << ": byte 0: empty file is not a .sft file";
   // Copy-on-write: callers may modify arrays without touching the file.
-  void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  SF_CHECK_CODE(map != MAP_FAILED, ErrorCode::kIoError)
-      << path << ": cannot map: " << std::strerror(errno);
+  void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, file.fd(), 0);
+  if (map == MAP_FAILED) {
+    const int err = errno;
+    SF_FAIL(kIoError) << path << ": cannot map: " << support::systemReason(err);
+  }
   std::shared_ptr<void> keepAlive(map, [size](void* p) { ::munmap(p, size); });
+  const std::string_view bytes(static_cast<const char*>(map), size);
+  if (!bytes.starts_with(std::string_view(kSftMagic, 8))) refuseForeignFile(bytes, path);
   return decodeSftChecked(static_cast<char*>(map), size, path, options, keepAlive, false);
 }
 

@@ -1,16 +1,20 @@
 // read()/write(): choose the file kind, call its reader or writer, and build the Tensor.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "format/value_cast.h"
 #include "io/dlmc.h"
+#include "io/file_magic.h"
 #include "io/frostt.h"
 #include "io/harwell_boeing.h"
 #include "io/matrix_market.h"
 #include "io/npy.h"
 #include "io/sft.h"
+#include "io/storage_bounds.h"
 #include "io/triplet.h"
 #include "sparseflow/checkpoint.h"
 #include "sparseflow/convert.h"
@@ -31,14 +35,11 @@ std::string lowerExtension(const std::string& path) {
   return ext;
 }
 
-/// The kind from the first bytes of the file, for paths without a telling extension.
+/// The kind from the first bytes of the file, for paths without a telling extension; files that
+/// no reader takes (a PyTorch checkpoint, an archive...) are refused here, naming what they are.
 FileKind sniff(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  SF_CHECK_CODE(in.good(), ErrorCode::kIoError)
-      << path << ": cannot open: " << std::strerror(errno);
-  char head[16] = {};
-  in.read(head, sizeof head);
-  std::string_view h(head, static_cast<size_t>(in.gcount()));
+  const support::MappedFile file = io::mapInput(path);
+  const std::string_view h = file.data().substr(0, 16);
   if (h.starts_with("%%MatrixMarket") || h.starts_with("%%matrixmarket")) {
     return FileKind::kMatrixMarket;
   }
@@ -121,6 +122,55 @@ Coo rawToCoo(io::RawTensor&& raw) {
   return coo;
 }
 
+/// "763 MiB", "1.5 GiB": sizes in messages, in the units of --storage-limit.
+std::string bytesText(int64_t bytes) {
+  char text[32];
+  const double b = static_cast<double>(bytes);
+  if (bytes < (int64_t{1} << 20)) {
+    std::snprintf(text, sizeof text, "%lld bytes", static_cast<long long>(bytes));
+  } else if (bytes < (int64_t{1} << 30)) {
+    std::snprintf(text, sizeof text, "%.0f MiB", b / (1 << 20));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f GiB", b / (1 << 30));
+  }
+  return text;
+}
+
+/// Throws kOutOfMemory naming `path` when a tensor of `format` built from the file's `entries`
+/// would take more than ReadOptions::storageLimit allows (io/storage_bounds.h).
+void checkStorage(const std::string& path, const Format& format, const std::vector<int64_t>& shape,
+                  int64_t entries, const ReadOptions& options) {
+  if (options.storageLimit < 0) return;
+  struct stat st {};
+  const uint64_t fileBytes = ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  const int64_t limit =
+      options.storageLimit > 0 ? options.storageLimit : io::defaultStorageLimit(fileBytes);
+  const int64_t bytes = io::estimatedStorageBytes(format, shape, entries, options.dtype);
+  if (bytes <= limit) return;
+  std::string shapeText;
+  for (size_t d = 0; d < shape.size(); ++d)
+    shapeText += (d ? " x " : "") + std::to_string(shape[d]);
+  SF_FAIL(kOutOfMemory)
+      << path << ": a " << format.toString() << " tensor of " << shapeText << " would take "
+      << bytesText(bytes) << " (storage that grows with the "
+      << "shape, not with the " << entries << " entries of this " << fileBytes
+      << "-byte file), over the limit of " << bytesText(limit)
+      << (options.storageLimit > 0 ? "" : " (256 MiB or 16 times the file)")
+      << "; read it in a format that grows with its entries only (coo), or "
+      << "raise the limit (ReadOptions::storageLimit; --storage-limit of info, convert and "
+      << "audit)";
+}
+
+/// Runs `body`, turning a failed allocation into kOutOfMemory naming `path` and `doing`.
+template <typename Body>
+auto namingOutOfMemory(const std::string& path, const char* doing, Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    SF_FAIL(kOutOfMemory) << path << ": out of memory while " << doing;
+  }
+}
+
 }  // namespace
 
 const char* fileKindName(FileKind kind) {
@@ -153,7 +203,9 @@ FileKind fileKindFromPath(const std::string& path) {
   return FileKind::kAuto;
 }
 
-Coo readCoo(const std::string& path, const ReadOptions& options) {
+namespace {
+
+Coo readCooUnchecked(const std::string& path, const ReadOptions& options) {
   const FileKind kind = resolveKind(path, options.kind);
   if (kind == FileKind::kSafetensors) return toCoo(readSafetensorsTensor(path, options));
   if (kind == FileKind::kSft) {
@@ -164,7 +216,7 @@ Coo readCoo(const std::string& path, const ReadOptions& options) {
   return rawToCoo(readRaw(path, kind, options));
 }
 
-Tensor read(const std::string& path, const ReadOptions& options) {
+Tensor readUnchecked(const std::string& path, const ReadOptions& options) {
   const FileKind kind = resolveKind(path, options.kind);
   if (kind == FileKind::kSft || kind == FileKind::kSafetensors) {
     io::SftReadOptions sft;
@@ -177,6 +229,7 @@ Tensor read(const std::string& path, const ReadOptions& options) {
     convertOptions.changeDType = true;
     convertOptions.dtype = dtype;
     Format target = options.format.empty() ? t.format() : Format::parse(options.format, t.rank());
+    if (!options.format.empty()) checkStorage(path, target, t.shape(), t.values().size(), options);
     return convert(t, target, convertOptions);
   }
   io::RawTensor raw = readRaw(path, kind, options);
@@ -184,6 +237,7 @@ Tensor read(const std::string& path, const ReadOptions& options) {
   std::string formatText = options.format;
   if (formatText.empty()) formatText = raw.dense ? "dense" : rank == 2 ? "csr" : "coo";
   Format format = Format::parse(formatText, rank);
+  checkStorage(path, format, raw.shape, raw.numEntries(), options);
   const DType dtype = options.dtype ? *options.dtype : exactValueType(raw);
   if (raw.dense) {
     return fromDense(raw.shape, raw.values.data(), format, dtype);
@@ -198,7 +252,7 @@ Tensor read(const std::string& path, const ReadOptions& options) {
   }
 }
 
-void write(const std::string& path, const Tensor& tensor, const WriteOptions& options) {
+void writeUnchecked(const std::string& path, const Tensor& tensor, const WriteOptions& options) {
   FileKind kind = options.kind != FileKind::kAuto ? options.kind : fileKindFromPath(path);
   SF_USER_CHECK(kind != FileKind::kAuto)
       << path << ": cannot tell the file kind from the extension (use .mtx, .tns, .smtx, .npy, "
@@ -253,6 +307,20 @@ void write(const std::string& path, const Tensor& tensor, const WriteOptions& op
                              << " files is not supported (use .mtx, .tns, .smtx, .npy, .sft or "
                              << ".safetensors)";
   }
+}
+
+}  // namespace
+
+Coo readCoo(const std::string& path, const ReadOptions& options) {
+  return namingOutOfMemory(path, "reading it", [&] { return readCooUnchecked(path, options); });
+}
+
+Tensor read(const std::string& path, const ReadOptions& options) {
+  return namingOutOfMemory(path, "reading it", [&] { return readUnchecked(path, options); });
+}
+
+void write(const std::string& path, const Tensor& tensor, const WriteOptions& options) {
+  namingOutOfMemory(path, "writing it", [&] { writeUnchecked(path, tensor, options); });
 }
 
 }  // namespace sparseflow

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
+#include "io/file_magic.h"
 #include "io/text_scanner.h"
-#include "support/mapped_file.h"
 
 namespace sparseflow::io {
 
@@ -45,12 +45,13 @@ RawTensor parseTriplets(std::string_view text, const std::string& name) {
     in.nextLine();
   }
   SF_CHECK_CODE(tokens > 0, ErrorCode::kParseError) << name << ": no entries";
-  for (int d = 0; d < 2; ++d) out.shape[static_cast<size_t>(d)] = maxCoord[static_cast<size_t>(d)] + 1;
+  for (int d = 0; d < 2; ++d)
+    out.shape[static_cast<size_t>(d)] = maxCoord[static_cast<size_t>(d)] + 1;
   return out;
 }
 
 RawTensor readTriplets(const std::string& path) {
-  support::MappedFile file(path);
+  support::MappedFile file = mapInput(path);
   return parseTriplets(file.data(), path);
 }
 

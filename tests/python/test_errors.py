@@ -71,3 +71,33 @@ def test_nm_helpers(rng):
     diff = sf.nm.measure_impact(w, pruned)
     compressed2, diff2 = sf.nm.sparsify(w)
     assert diff == diff2 and compressed2.format == "2:4"
+
+
+def test_messages_that_are_not_utf8_still_raise_the_error():
+    # A corrupted file's bytes in a message: U+FFFD, never a UnicodeDecodeError hiding the error.
+    with pytest.raises(sf.ParseError) as info:
+        sf._C._raise_error(2, b"bad.sft: byte 48: unknown format '\xff\xfe\x1b'")
+    assert "bad.sft: byte 48: unknown format '\ufffd\ufffd\x1b'" == str(info.value)
+    assert info.value.code == "parse error"
+
+
+def test_out_of_memory_in_cxx_is_the_named_error():
+    with pytest.raises(sf.OutOfMemory, match="out of memory: an allocation inside a sparseflow "
+                                             "call failed") as info:
+        sf._C._raise_bad_alloc()
+    assert isinstance(info.value, MemoryError) and info.value.code == "out of memory"
+
+
+def test_a_corrupted_sft_descriptor_raises_the_parse_error(tmp_path):
+    path = tmp_path / "w.sft"
+    sf.write(str(path), sf.from_numpy(np.eye(3, dtype=np.float32)))
+    data = bytearray(path.read_bytes())
+    at = data.index(b"format: ")
+    data[at + 8 : at + 10] = b"\xff\x1b"
+    path.write_bytes(bytes(data))
+    with pytest.raises(sf.ParseError, match="checksum mismatch"):
+        sf.read(str(path))
+    # Past the checksum, the descriptor's bytes reach the format parser's message: escaped.
+    with pytest.raises(sf.InvalidArgument) as info:
+        sf.read(str(path), verify_checksum=False)
+    assert str(path) in str(info.value) and "\\xff\\x1b" in str(info.value)

@@ -376,6 +376,12 @@ void checkOutputPath(const std::string& option, const std::string& path) {
   if (path.empty() || p.filename().empty() || fs::is_directory(p, ec)) {
     throw Error(ErrorCode::kInvalidArgument, option + " '" + path + "': expected a file name");
   }
+  // The output is renamed over the path: a FIFO or a device (/dev/null) would be replaced.
+  if (fs::exists(p, ec) && !fs::is_regular_file(p, ec)) {
+    throw Error(ErrorCode::kIoError, option + " '" + path +
+                                         "': not a regular file (a device, FIFO or socket is "
+                                         "never replaced)");
+  }
   if (!fs::is_directory(folder, ec)) {
     throw Error(ErrorCode::kIoError,
                 option + " '" + path + "': the folder '" + folder.string() + "' does not exist");

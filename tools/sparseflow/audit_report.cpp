@@ -1,10 +1,13 @@
 // The audit's report: the per-layer table, the totals of three plans (dense, 2:4, best exact),
 // the cost calculator and every assumption behind it; as text or JSON.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "sparseflow/audit.h"
+#include "sparseflow/audit_stats.h"
+#include "sparseflow/process.h"
 #include "sparseflow/text_table.h"
 #include "sparseflow/weights.h"
 
@@ -63,13 +66,20 @@ std::vector<Plan> plans(const std::vector<LayerAudit>& layers, const AuditOption
 std::vector<std::string> assumptions(const AuditOptions& options, const MachineInfo& machine) {
   const std::string serving = std::to_string(options.batches.back());
   return {
-      "each weight matrix W (out x in) is timed as a linear layer Y = X * W^T on random f32 X "
-      "with `batch` rows, weights in f32; the layers run one after another (sequentially), each "
-      "on " +
+      "each weight matrix W (out x in) is timed as a linear layer Y = X * W^T on random X with "
+      "`batch` rows, in the weights' type when it is bf16 or f16 (dense and 2:4) and in f32 "
+      "otherwise (the compiled kernels of the formats always run in f32); the layers run one "
+      "after another (sequentially), each on " +
           std::to_string(machine.threads) + " OpenMP thread(s) of this machine",
-      "only these weight layers are counted: activations, normalization, attention, im2col for "
-      "convolutions and data movement between layers are not",
-      "times are medians of " + std::to_string(options.runs) + " runs after a warm-up call",
+      "only these weight layers are counted: activations, normalization, attention, embedding "
+      "lookups, im2col for convolutions and data movement between layers are not",
+      "times are medians over rounds that run every kernel of a layer once each, in a rotating "
+      "order (at least " +
+          std::to_string(options.runs) + " rounds, " + format("%g", options.minTimeMs) +
+          " ms per kernel, until the medians are stable), after a warm-up call; a speed-up whose "
+          "round-by-round ratios spread by more than " +
+          format("%.0f%%", 100 * kNoisySpread) + " of their median is measured again (up to " +
+          std::to_string(options.attempts) + " times) and marked '?' if it stays noisy",
       "dense is DenseLinear; 2:4 is NMLinear on the weights pruned to 2:4 by magnitude (changes "
       "the model where 2:4 does not fit as is: see the errors); best exact is, per layer, the "
       "fastest of dense, the compiled kernels for the formats and 2:4 only where it fits as is "
@@ -83,8 +93,18 @@ std::vector<std::string> assumptions(const AuditOptions& options, const MachineI
   };
 }
 
-std::string speedup(double denseMs, double ms) {
-  return ms > 0 ? format("%.2fx", denseMs / ms) : "-";
+/// "1.52x", "0.0143x": three significant digits, so a slow kernel never reads "0.00x"; with '?'
+/// when the measurement stayed noisy.
+std::string speedup(double denseMs, double ms, bool noisy = false) {
+  return ms > 0 ? format("%.3gx", denseMs / ms) + (noisy ? "?" : "") : "-";
+}
+
+bool isNoisyCell(const LayerTiming& t, const std::string& kernel) {
+  return std::find(t.noisy.begin(), t.noisy.end(), kernel) != t.noisy.end();
+}
+
+nlohmann::ordered_json range(const Spread& s) {
+  return {s.q1, s.q3};
 }
 
 }  // namespace
@@ -100,7 +120,7 @@ std::string auditText(const std::vector<LayerAudit>& layers, const AuditOptions&
   TextTable table(header);
   for (const LayerAudit& l : layers) {
     std::vector<std::string> row = {
-        l.name,
+        printableMessage(l.name),
         shapeText({l.rows, l.cols}),
         format("%.4f", l.density),
         l.fits24 ? "yes" : "no",
@@ -110,23 +130,38 @@ std::string auditText(const std::vector<LayerAudit>& layers, const AuditOptions&
         l.smallestFormat + " " + bytesText(static_cast<double>(l.smallestBytes))};
     for (const LayerTiming& t : l.timings) {
       row.push_back(format("%.4f", t.denseMs));
-      row.push_back(speedup(t.denseMs, t.nmMs));
-      row.push_back(t.bestFormat + " " + speedup(t.denseMs, t.bestMs));
+      row.push_back(speedup(t.denseMs, t.nmMs, isNoisyCell(t, "2:4")));
+      row.push_back(t.bestFormat + " " +
+                    speedup(t.denseMs, t.bestMs, isNoisyCell(t, t.bestFormat)));
     }
     table.row(std::move(row));
   }
-  std::string out = "sparseflow audit of " + input + ": " + std::to_string(layers.size()) +
-                    " weight matrices\nmachine: " + machine.cpu + ", " +
-                    std::to_string(machine.threads) +
-                    " thread(s); 2:4 kernel: " + machine.nmTarget +
-                    format("; load average %.2f at the start", machine.loadAverage) +
-                    (machine.loadAverage > machine.threads
-                         ? " (WARNING: a machine busier than its threads gives unreliable times)"
-                         : "") +
-                    "\n\n" + table.str();
+  std::string out =
+      "sparseflow audit of " + input + ": " + std::to_string(layers.size()) +
+      " weight matrices\nmachine: " + machine.cpu + ", " + std::to_string(machine.threads) +
+      " thread(s); 2:4 kernel: " + machine.nmTarget +
+      format("; load average %.2f at the start", machine.loadAverage) +
+      (machine.loadAverageAtEnd >= 0 ? format(", %.2f at the end", machine.loadAverageAtEnd)
+                                     : std::string()) +
+      (machine.loadAverage > machine.threads
+           ? " (WARNING: a machine busier than its threads gives unreliable times)"
+           : "") +
+      "\n\n" + table.str();
+  int noisyCells = 0;
+  for (const LayerAudit& l : layers) {
+    for (const LayerTiming& t : l.timings) noisyCells += static_cast<int>(t.noisy.size());
+  }
   out +=
       "(density: nonzeros / elements; 2:4 rel err: relative Frobenius error of pruning to 2:4; "
-      "memory in f32; 2:4@B and best fmt@B: speed-up over dense at batch B, measured)\n\n";
+      "memory in the timed type; 2:4@B and best fmt@B: speed-up over dense at batch B, measured; "
+      "?: noisy, the round-by-round ratios spread by more than " +
+      format("%.0f%%", 100 * kNoisySpread) + " of their median)\n";
+  if (noisyCells > 0) {
+    out += "WARNING: " + std::to_string(noisyCells) +
+           " speed-up(s) stayed noisy after re-measuring (marked ?): the machine was busy; "
+           "rerun on a quiet machine or with fewer --threads\n";
+  }
+  out += "\n";
 
   const std::vector<Plan> p = plans(layers, options);
   TextTable totals({"totals", p[0].title, p[1].title, p[2].title});
@@ -180,33 +215,49 @@ std::string auditJson(const std::vector<LayerAudit>& layers, const AuditOptions&
                       const MachineInfo& machine, const std::string& input) {
   Json j;
   j["input"] = input;
-  j["machine"] = {
-      {"cpu", machine.cpu}, {"threads", machine.threads}, {"nm_target", machine.nmTarget}};
+  j["machine"] = {{"cpu", machine.cpu},
+                  {"threads", machine.threads},
+                  {"nm_target", machine.nmTarget},
+                  {"load_average", machine.loadAverage},
+                  {"load_average_at_end", machine.loadAverageAtEnd}};
   j["batches"] = options.batches;
   j["runs"] = options.runs;
+  j["min_time_ms"] = options.minTimeMs;
+  j["noisy_spread"] = kNoisySpread;
   j["formats"] = options.formats;
   Json ls = Json::array();
   for (const LayerAudit& l : layers) {
     Json timings = Json::array();
     for (const LayerTiming& t : l.timings) {
-      Json formats = Json::object();
+      Json formats = Json::object(), formatSpread = Json::object(),
+           speedupRange = {{"nm_2_4", range(t.nmSpeedup)}};
       for (const auto& [f, ms] : t.formatMs) formats[f] = ms;
-      timings.push_back({{"batch", t.batch},
-                         {"dense_ms", t.denseMs},
-                         {"nm_2_4_ms", t.nmMs},
-                         {"formats_ms", formats},
-                         {"best_format", t.bestFormat},
-                         {"best_ms", t.bestMs},
-                         {"speedup_2_4", t.denseMs / t.nmMs},
-                         {"speedup_best", t.denseMs / t.bestMs},
-                         {"exact_choice", t.exactChoice},
-                         {"exact_ms", t.exactMs}});
+      for (const auto& [f, s] : t.formats) formatSpread[f] = range(s);
+      for (const auto& [f, s] : t.formatSpeedup) speedupRange[f] = range(s);
+      timings.push_back(
+          {{"batch", t.batch},
+           {"rounds", t.rounds},
+           {"attempts", t.attempts},
+           {"spread_ms",
+            {{"dense", range(t.dense)}, {"nm_2_4", range(t.nm)}, {"formats", formatSpread}}},
+           {"speedup_range", speedupRange},
+           {"noisy", t.noisy},
+           {"dense_ms", t.denseMs},
+           {"nm_2_4_ms", t.nmMs},
+           {"formats_ms", formats},
+           {"best_format", t.bestFormat},
+           {"best_ms", t.bestMs},
+           {"speedup_2_4", t.denseMs / t.nmMs},
+           {"speedup_best", t.denseMs / t.bestMs},
+           {"exact_choice", t.exactChoice},
+           {"exact_ms", t.exactMs}});
     }
     Json bytes = {{"dense", l.denseBytes}, {"nm_2_4", l.nmBytes}};
     for (const auto& [f, b] : l.formatBytes) bytes[f] = b;
     ls.push_back({{"name", l.name},
                   {"origin", l.origin},
                   {"dtype", l.dtype},
+                  {"timed_dtype", dtypeName(l.timedType)},
                   {"shape", {l.rows, l.cols}},
                   {"nonzeros", l.nonzeros},
                   {"density", l.density},
@@ -244,7 +295,8 @@ std::string auditJson(const std::vector<LayerAudit>& layers, const AuditOptions&
                      {"machine_cost_per_hour", options.machineCost},
                      {"serving_batch", options.batches.back()}};
   j["assumptions"] = assumptions(options, machine);
-  return j.dump(2);
+  // Names come from files: bytes that are not UTF-8 become U+FFFD instead of an exception.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace sparseflow::tools

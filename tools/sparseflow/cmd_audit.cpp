@@ -8,6 +8,7 @@
 #include "sparseflow/audit.h"
 #include "sparseflow/commands.h"
 #include "sparseflow/error.h"
+#include "sparseflow/process.h"
 #include "sparseflow/progress.h"
 #include "sparseflow/weights.h"
 
@@ -26,7 +27,7 @@ int runAudit(AuditArgs& args) {
   if (args.threads > 0) omp_set_num_threads(args.threads);
   std::vector<std::string> ignored;
   std::vector<Weight> weights = listWeights(args.input, args.weights, &ignored);
-  const MachineInfo machine = describeMachine();
+  MachineInfo machine = describeMachine();
   LayerAuditor auditor(args.audit);
   std::vector<LayerAudit> layers;
   std::vector<std::pair<std::string, std::string>> skipped;
@@ -39,7 +40,8 @@ int runAudit(AuditArgs& args) {
       w.shape = t.shape();
       w.dtype = dtypeName(t.dtype());
     }
-    const std::string reason = skipReason(w, args.weights);
+    std::string reason = skipReason(w, args.weights);
+    if (reason.empty()) reason = embeddingReason(w.name, w.shape);
     if (!reason.empty()) {
       skipped.emplace_back(w.name, reason);
       continue;
@@ -54,6 +56,7 @@ int runAudit(AuditArgs& args) {
     layers.back().dtype = w.dtype;
   }
   bar.clear();
+  machine.loadAverageAtEnd = loadAverageNow();
   if (layers.empty()) {
     throw Error(ErrorCode::kInvalidArgument, args.input + ": no weight matrix to audit (" +
                                                  std::to_string(weights.size()) + " tensors, " +
@@ -65,11 +68,12 @@ int runAudit(AuditArgs& args) {
   }
   std::printf("%s", auditText(layers, args.audit, machine, args.input).c_str());
   for (const auto& [name, reason] : skipped) {
-    std::printf("not audited: %s (%s)\n", name.c_str(), reason.c_str());
+    std::printf("not audited: %s (%s)\n", printableMessage(name).c_str(),
+                printableMessage(reason).c_str());
   }
   if (!ignored.empty()) {
     std::printf("ignored %zu file(s) that are not weights:", ignored.size());
-    for (const std::string& f : ignored) std::printf(" %s", f.c_str());
+    for (const std::string& f : ignored) std::printf(" %s", printableMessage(f).c_str());
     std::printf("\n");
   }
   return 0;
@@ -94,8 +98,20 @@ void addAuditCommand(CLI::App& app, Action& action) {
       ->delimiter(',')
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--runs", args->audit.runs, "timed runs per kernel (the median is reported)")
+  cmd->add_option("--runs", args->audit.runs,
+                  "rounds at least: each times every kernel of a layer once, in a rotating order "
+                  "(the medians are reported)")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--min-time-ms", args->audit.minTimeMs,
+                  "rounds go on until each kernel's samples add up to this much time and its "
+                  "median is stable (at most 3 x --runs rounds)")
+      ->check(CLI::Range(0.0, 60000.0))
+      ->capture_default_str();
+  cmd->add_option("--attempts", args->audit.attempts,
+                  "measurements of a layer whose speed-ups are noisy, in all (the least noisy is "
+                  "kept; what stays noisy is marked ?)")
+      ->check(CLI::Range(1, 10))
       ->capture_default_str();
   cmd->add_option("--formats", args->audit.formats,
                   "unstructured formats to compile and time, comma-separated")

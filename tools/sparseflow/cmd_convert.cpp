@@ -20,6 +20,7 @@
 #include "sparseflow/error.h"
 #include "sparseflow/io.h"
 #include "sparseflow/nm.h"
+#include "sparseflow/process.h"
 #include "sparseflow/progress.h"
 #include "sparseflow/statistics.h"
 #include "sparseflow/text_table.h"
@@ -282,13 +283,17 @@ int runConvert(const ConvertArgs& args) {
   // One tensor in, one tensor out: any rank, no selection by shape (the classic `convert`).
   const bool single = !fs::is_directory(args.input, ec) && weights.size() == 1;
   fs::path tmpDir;
+  std::optional<StagingPath> staging;  // removed by the CLI's signal handlers if interrupted
   if (kind == OutputKind::kDirectory) {
     fs::path out(args.output);
     if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec))) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  args.output + ": exists and is not an empty directory (refusing to overwrite)");
+      const std::string special = specialFileKind(args.output);
+      const std::string what = special.empty() ? ": exists and is not an empty directory"
+                                               : ": is " + special + ", not a directory";
+      throw Error(ErrorCode::kInvalidArgument, args.output + what + " (refusing to overwrite)");
     }
     tmpDir = tempSibling(args.output);
+    staging.emplace(tmpDir.string(), true);  // before it exists: no moment it could be left
     fs::remove_all(tmpDir, ec);
     if (!fs::create_directory(tmpDir, ec)) {
       throw Error(ErrorCode::kIoError, tmpDir.string() + ": cannot create: " + ec.message());

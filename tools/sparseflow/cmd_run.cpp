@@ -18,6 +18,8 @@
 #include "sparseflow/error.h"
 #include "sparseflow/io.h"
 #include "sparseflow/kernel.h"
+#include "sparseflow/process.h"
+#include "sparseflow/weights.h"
 
 namespace sparseflow::tools {
 
@@ -96,8 +98,15 @@ Kernel compileKernel(const KernelArgs& args, const KernelOptions& options) {
 void writeTextFile(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);
+  // Renamed over the path: a directory, FIFO or device (/dev/null) is refused, never replaced.
+  const std::string special = fs::is_directory(target) ? "a directory" : specialFileKind(path);
+  if (!special.empty()) {
+    throw Error(ErrorCode::kIoError, "cannot write '" + path + "': it is " + special +
+                                         "; sparseflow writes regular files only");
+  }
   const fs::path temp = target.parent_path() / ("." + target.filename().string() + ".sparseflow-" +
                                                 std::to_string(::getpid()) + ".tmp");
+  StagingPath staging(temp.string(), false);  // removed if a signal ends the process
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     out << text;

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
@@ -31,6 +32,7 @@ ReadOptions readOptions(const WeightOptions& options) {
   ReadOptions read;
   read.fill = options.fill == "ones" ? ValueFill::kOnes : ValueFill::kRandom;
   read.seed = options.seed;  // read.dtype unset: the values as the file holds them, exactly
+  read.storageLimit = options.storageLimit;
   return read;
 }
 
@@ -96,6 +98,37 @@ void addWeightOptions(CLI::App& cmd, WeightOptions& options) {
       "--dtype", [&options](const std::string& text) { options.dtype = parseDType(text); },
       "value type of the weights (f32, f64, f16, bf16); default: as stored (text files: f32 "
       "when every value is an f32 exactly, else f64)");
+  addStorageLimitOption(cmd, options.storageLimit);
+}
+
+void addStorageLimitOption(CLI::App& cmd, int64_t& limit) {
+  cmd.add_option_function<std::string>(
+      "--storage-limit", [&limit](const std::string& text) { limit = parseByteSize(text); },
+      "most memory a tensor read from a file may take, such as 4G (K, M, G, T: powers of 1024), or "
+      "none; default: 256M or 16 times the file's size, whichever is larger, so that a header "
+      "declaring a huge shape cannot make a small file allocate gigabytes");
+}
+
+int64_t parseByteSize(const std::string& text) {
+  if (text == "none") return -1;
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string suffix = text.substr(digits);
+  int shift = -1;
+  if (suffix.empty() || suffix == "B") shift = 0;
+  if (suffix == "K" || suffix == "k") shift = 10;
+  if (suffix == "M" || suffix == "m") shift = 20;
+  if (suffix == "G" || suffix == "g") shift = 30;
+  if (suffix == "T" || suffix == "t") shift = 40;
+  if (digits == 0 || digits > 12 || shift < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "'" + text + "' is not a size (bytes, or a number with K, M, G or T; or none)");
+  }
+  const int64_t value = std::stoll(text.substr(0, digits));
+  if (value > (INT64_MAX >> shift)) {
+    throw Error(ErrorCode::kInvalidArgument, "'" + text + "' is too large a size");
+  }
+  return value << shift;
 }
 
 std::vector<Weight> listWeights(const std::string& input, const WeightOptions& options,
@@ -105,7 +138,14 @@ std::vector<Weight> listWeights(const std::string& input, const WeightOptions& o
   if (fs::is_directory(input, ec)) {
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(input, ec)) {
-      if (!entry.is_regular_file()) continue;
+      std::error_code typeError;
+      if (!entry.is_regular_file(typeError)) {
+        const std::string special = specialFileKind(entry.path().string());
+        if (ignored && !special.empty()) {
+          ignored->push_back(entry.path().filename().string() + " (" + special + ")");
+        }
+        continue;
+      }
       if (isWeightFile(entry.path())) {
         files.push_back(entry.path());
       } else if (ignored) {
@@ -162,6 +202,78 @@ std::string skipReason(const Weight& weight, const WeightOptions& options) {
     return "not matched by --include";
   }
   return "";
+}
+
+namespace {
+
+/// The components of a tensor name split at '.', '/', ':' and '_'... lower-cased, and the
+/// dot-separated parts too ("model.embed_tokens.weight" → embed, tokens, embed_tokens...).
+std::vector<std::string> nameParts(const std::string& name) {
+  std::vector<std::string> parts;
+  std::string dotted, word;
+  const auto flush = [&](std::string& part) {
+    if (!part.empty()) parts.push_back(part);
+    part.clear();
+  };
+  for (char c : lowerCase(name)) {
+    if (c == '.' || c == '/' || c == ':') {
+      flush(word);
+      flush(dotted);
+    } else if (c == '_' || c == '-') {
+      flush(word);
+      dotted += c;
+    } else {
+      word += c;
+      dotted += c;
+    }
+  }
+  flush(word);
+  flush(dotted);
+  return parts;
+}
+
+}  // namespace
+
+std::string embeddingReason(const std::string& name, const std::vector<int64_t>& shape) {
+  static const std::set<std::string> kTables = {"embed",
+                                                "embeds",
+                                                "embedding",
+                                                "embeddings",
+                                                "embed_tokens",
+                                                "embed_positions",
+                                                "wte",
+                                                "wpe",
+                                                "word_embeddings",
+                                                "position_embeddings",
+                                                "token_type_embeddings",
+                                                "tok_embeddings",
+                                                "shared",
+                                                "emb"};
+  static const std::set<std::string> kProjections = {
+      "lm_head", "head",    "classifier", "proj", "out_proj", "fc",  "dense", "linear",
+      "output",  "decoder", "query",      "key",  "value",    "mlp", "attn",  "attention"};
+  for (const std::string& part : nameParts(name)) {
+    if (kTables.count(part)) return "embedding table (a lookup by index, not a linear layer)";
+  }
+  if (shape.size() != 2 || shape[0] < 30000 || shape[0] < 8 * shape[1]) return "";
+  for (const std::string& part : nameParts(name)) {
+    if (kProjections.count(part)) return "";
+  }
+  return "embedding table (vocabulary-sized: " + shapeText(shape) +
+         "; a lookup by index, not a linear layer)";
+}
+
+std::string specialFileKind(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec) return "";
+  switch (status.type()) {
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::fifo: return "a FIFO (named pipe)";
+    case fs::file_type::socket: return "a socket";
+    default: return "";
+  }
 }
 
 std::string shapeText(const std::vector<int64_t>& shape) {

@@ -22,10 +22,19 @@ struct WeightOptions {
   std::string fill = "random";       ///< values of pattern-only DLMC files: random or ones
   uint64_t seed = 0;                 ///< of --fill random
   std::optional<DType> dtype;        ///< the value type to work in; unset: as stored
+  int64_t storageLimit = 0;          ///< ReadOptions::storageLimit of files (0: the default)
 };
 
-/// Adds --include, --exclude, --fill, --seed and --dtype to a subcommand.
+/// Adds --include, --exclude, --fill, --seed, --dtype and --storage-limit to a subcommand.
 void addWeightOptions(CLI::App& cmd, WeightOptions& options);
+
+/// Adds --storage-limit SIZE (bytes, or with a K, M, G or T suffix of powers of 1024; "none" for
+/// no limit) to a subcommand: ReadOptions::storageLimit, the most memory a tensor read from a
+/// file may take.
+void addStorageLimitOption(CLI::App& cmd, int64_t& limit);
+
+/// "4G" → 4 << 30, "512M", "1000", "none" → -1; kInvalidArgument for anything else.
+int64_t parseByteSize(const std::string& text);
 
 /// One tensor of the input, loaded on demand.
 struct Weight {
@@ -53,6 +62,17 @@ std::vector<Weight> listWeights(const std::string& input, const WeightOptions& o
 /// --include, or matched by --exclude. Only shape and dtype are needed (known after load() for
 /// files).
 std::string skipReason(const Weight& weight, const WeightOptions& options);
+
+/// Why a 2-d weight is an embedding table (a lookup by index, not a linear layer), or "": by name
+/// (a component such as embed, embeddings, embed_tokens, wte, wpe, word_embeddings,
+/// position_embeddings, token_type_embeddings, shared) or, for names that say nothing either way,
+/// by a vocabulary-sized first dimension (at least 30000 rows and 8 times more rows than columns).
+/// Output projections that share the vocabulary size (lm_head, classifier...) are not tables.
+std::string embeddingReason(const std::string& name, const std::vector<int64_t>& shape);
+
+/// What an existing path is when it is not a regular file or a directory ("a character device",
+/// "a FIFO (named pipe)", "a socket", "a block device"), else "".
+std::string specialFileKind(const std::string& path);
 
 /// "768x3072" or "[768]".
 std::string shapeText(const std::vector<int64_t>& shape);

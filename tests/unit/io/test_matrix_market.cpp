@@ -596,15 +596,15 @@ TEST(MappedFile, OpenFailuresNameThePath) {
   expectError([] { support::MappedFile("/no/such/file.mtx"); }, ErrorCode::kIoError,
               {"/no/such/file.mtx", "No such file or directory"});
   expectError([] { support::MappedFile(SPARSEFLOW_DATA_DIR); }, ErrorCode::kIoError,
-              {SPARSEFLOW_DATA_DIR, "Is a directory"});
+              {SPARSEFLOW_DATA_DIR, "it is a directory; sparseflow reads regular files only"});
   expectError([] { readMatrixMarket("/no/such/file.mtx"); }, ErrorCode::kIoError,
               {"/no/such/file.mtx"});
 }
 
-TEST(MappedFile, ReadsNonRegularFiles) {
-  // /dev/null cannot be mapped; the fallback reads it.
-  support::MappedFile null("/dev/null");
-  EXPECT_TRUE(null.data().empty());
+TEST(MappedFile, RefusesFilesThatAreNotRegular) {
+  // A device would be read without end (/dev/zero) or not at all; regular files only.
+  expectError([] { support::MappedFile("/dev/null"); }, ErrorCode::kIoError,
+              {"'/dev/null'", "it is a character device; sparseflow reads regular files only"});
 }
 
 }  // namespace

@@ -147,5 +147,61 @@ TEST(Sft, BadFilesAreRefused) {
   expectRefused(resealed(desc), ErrorCode::kInvalidArgument, "unknown format 'xyz'");
 }
 
+
+/// A .sft of a dense f32 tensor whose descriptor declares `shape` ("1000 1000") while its values
+/// array holds `values` zeros: a forged header, with a valid checksum.
+std::string forgedDense(const std::string& shape, uint64_t values) {
+  const std::string descriptor = "shape: " + shape + "\ndtype: f32\nformat: dense\n";
+  const size_t table = (48 + descriptor.size() + 7) / 8 * 8;
+  const size_t dataAt = (table + 32 + 63) / 64 * 64;
+  std::string bytes(dataAt + values * 4, '\0');
+  std::memcpy(bytes.data(), "SFTENSOR", 8);
+  const uint32_t version = 1;
+  const uint64_t descBytes = descriptor.size(), count = 1, fileBytes = bytes.size();
+  std::memcpy(bytes.data() + 8, &version, 4);
+  std::memcpy(bytes.data() + 16, &descBytes, 8);
+  std::memcpy(bytes.data() + 24, &count, 8);
+  std::memcpy(bytes.data() + 32, &fileBytes, 8);
+  std::memcpy(bytes.data() + 48, descriptor.data(), descriptor.size());
+  const uint32_t record[4] = {0, 0xffffffffu, 3, 0};  // part 0, values, role values, f32
+  const uint64_t at = dataAt;
+  std::memcpy(bytes.data() + table, record, 16);
+  std::memcpy(bytes.data() + table + 16, &values, 8);
+  std::memcpy(bytes.data() + table + 24, &at, 8);
+  return resealed(bytes);
+}
+
+TEST(Sft, ShapesTheArraysDoNotBackAreRefused) {
+  // The forgery itself is well formed: with the shape its values back, it reads.
+  EXPECT_EQ(parseSft(forgedDense("2 3", 6), "forged.sft").shape(), (std::vector<int64_t>{2, 3}));
+  // 2^32 x 2^32 dense with no values: the position count 2^64 wrapped around to 0 and matched
+  // the empty values array, so the file was accepted (and `info` visited 2^64 elements).
+  expectRefused(forgedDense("4294967296 4294967296", 0), ErrorCode::kParseError,
+                "byte 48: part 0: shape [4294967296, 4294967296] in format dense declares more "
+                "than 2^63 positions");
+  // Fewer values than the shape needs: refused with the offset of the values' record.
+  expectRefused(forgedDense("1000 1000", 4), ErrorCode::kParseError,
+                "the values array of part 0 holds 4 elements but the shape and format dense "
+                "need 1000000");
+  // A dcsr whose level 0 claims -5 children (its last pos entry): the count of the next level
+  // was read at pos[-5], outside the array (found by fuzz_sft).
+  const Tensor dcsr = fromCoo(Coo{{4, 4}, {1, 2, 3, 0}, {1.0, 2.0}}, Format::parse("dcsr", 2),
+                              {DType::kF32});
+  std::string bytes = formatSft(dcsr);
+  uint64_t descBytes;
+  std::memcpy(&descBytes, bytes.data() + 16, 8);
+  const size_t table = (48 + descBytes + 7) / 8 * 8;
+  uint64_t pos0;  // the first record: level 0's pos, [0, 2]
+  std::memcpy(&pos0, bytes.data() + table + 24, 8);
+  const int32_t negative = -5;
+  std::memcpy(bytes.data() + pos0 + 4, &negative, 4);
+  expectRefused(resealed(bytes), ErrorCode::kParseError,
+                "level 0 (compressed, d0) ends at position -5 (negative)");
+  // The same without structural validation (the fastest load): the sizes are still checked.
+  SftReadOptions fast;
+  fast.validate = false;
+  EXPECT_THROW(parseSft(forgedDense("1000 1000", 4), "forged.sft", fast), Error);
+}
+
 }  // namespace
 }  // namespace sparseflow::io

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "unit/tools/tool_process.h"
@@ -207,6 +208,98 @@ TEST_F(Audit, BadInputNamesTheFile) {
     EXPECT_NE(r.status, 0);
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
+}
+
+/// A .safetensors file of plain arrays written here: (name, dtype, shape, raw bytes).
+struct RawArray {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+std::string checkpointOf(const std::vector<RawArray>& arrays) {
+  Json header = Json::object();
+  std::string data;
+  for (const RawArray& a : arrays) {
+    header[a.name] = {{"dtype", a.dtype},
+                      {"shape", a.shape},
+                      {"data_offsets", {data.size(), data.size() + a.bytes.size()}}};
+    data += a.bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string file(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    file[static_cast<size_t>(i)] = static_cast<char>(text.size() >> (8 * i));
+  return file + text + data;
+}
+
+/// `count` bf16 values (the upper halves of f32), deterministic, mostly nonzero.
+std::string bf16Bytes(int64_t count) {
+  std::string bytes;
+  for (int64_t i = 0; i < count; ++i) {
+    const float f = static_cast<float>((i * 37) % 11) - 5.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    bytes += static_cast<char>((bits >> 16) & 0xff);
+    bytes += static_cast<char>(bits >> 24);
+  }
+  return bytes;
+}
+
+TEST_F(Audit, TimesAreRobustAndTheJsonSaysHowTheyWereTaken) {
+  fs::create_directory(dir_ / "w");
+  fs::copy_file(kRn50 + "/" + kLayers[0] + ".smtx", dir_ / "w" / (kLayers[0] + ".smtx"));
+  ToolResult r = run("sparseflow-audit", {"w", "--json", "--runs", "3", "--batch", "1", "--formats",
+                                          "csr", "--min-time-ms", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  // docs/tools.md promises the load average: at the start and at the end.
+  EXPECT_GE(j["machine"]["load_average"].get<double>(), 0);
+  EXPECT_GE(j["machine"]["load_average_at_end"].get<double>(), 0);
+  EXPECT_EQ(j["min_time_ms"], 2.0);
+  const Json& t = j["layers"][0]["timings"][0];
+  EXPECT_GE(t["rounds"].get<int>(), 3) << "at least --runs rounds";
+  EXPECT_LE(t["rounds"].get<int>(), 9) << "at most 3 x --runs rounds";
+  EXPECT_GE(t["attempts"].get<int>(), 1);
+  EXPECT_LE(t["attempts"].get<int>(), 2);
+  for (const Json& range :
+       {t["spread_ms"]["dense"], t["spread_ms"]["nm_2_4"], t["spread_ms"]["formats"]["csr"],
+        t["speedup_range"]["nm_2_4"], t["speedup_range"]["csr"]}) {
+    ASSERT_EQ(range.size(), 2u);
+    EXPECT_GT(range[0].get<double>(), 0);
+    EXPECT_LE(range[0].get<double>(), range[1].get<double>());
+  }
+  // The median lies within its own quartiles.
+  EXPECT_LE(t["spread_ms"]["dense"][0].get<double>(), t["dense_ms"].get<double>());
+  EXPECT_GE(t["spread_ms"]["dense"][1].get<double>(), t["dense_ms"].get<double>());
+  EXPECT_TRUE(t["noisy"].is_array());
+  EXPECT_NE(j["assumptions"].dump().find("rotating order"), std::string::npos);
+}
+
+TEST_F(Audit, Bf16WeightsAreTimedInBf16AndEmbeddingTablesAreNotLayers) {
+  const int64_t rows = 64, cols = 96;
+  std::ofstream(path("m.safetensors"), std::ios::binary) << checkpointOf({
+      {"transformer.wte.weight", "BF16", {128, cols}, bf16Bytes(128 * cols)},
+      {"h.0.mlp.c_fc.weight", "BF16", {rows, cols}, bf16Bytes(rows * cols)},
+  });
+  ToolResult r = run("sparseflow-audit", {"m.safetensors", "--json", "--runs", "2", "--batch", "1",
+                                          "--formats", "csr", "--min-time-ms", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  ASSERT_EQ(j["layers"].size(), 1u) << "the embedding table is not a linear layer";
+  const Json& l = j["layers"][0];
+  EXPECT_EQ(l["name"], "h.0.mlp.c_fc.weight");
+  EXPECT_EQ(l["dtype"], "bf16");
+  EXPECT_EQ(l["timed_dtype"], "bf16");
+  EXPECT_EQ(l["bytes"]["dense"].get<int64_t>(), rows * cols * 2) << "bf16 values";
+  EXPECT_LT(l["output_error_exact"].get<double>(), 1e-5);
+  r = run("sparseflow-audit", {"m.safetensors", "--runs", "2", "--batch", "1", "--formats", "csr",
+                               "--min-time-ms", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("not audited: transformer.wte.weight (embedding table (a lookup by index, "
+                       "not a linear layer))"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace
