@@ -57,8 +57,10 @@ void fillValues(const DlmcOptions& options, size_t count, std::vector<double>& v
     std::fill(values.begin(), values.end(), 1.0);
     return;
   }
+  // Uniform in [-1, 1) on a grid of 2^-23: every value is an f32, so a DLMC file reads as f32
+  // weights (ReadOptions::dtype unset keeps values exactly, in the narrowest type that holds them).
   std::mt19937_64 generator(options.seed);
-  for (double& v : values) v = static_cast<double>(generator() >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+  for (double& v : values) v = static_cast<double>(generator() >> 40) * 0x1.0p-23 - 1.0;
 }
 
 }  // namespace

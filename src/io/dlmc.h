@@ -14,8 +14,8 @@ namespace sparseflow::io {
 struct DlmcOptions {
   enum class Fill {
     kOnes,    ///< every value 1.0
-    kRandom,  ///< uniform in [-1, 1): ((mt19937_64(seed)() >> 11) * 2^-53) * 2 - 1, in file order,
-              ///< the same on every platform (std::uniform_real_distribution is not)
+    kRandom,  ///< uniform in [-1, 1): (mt19937_64(seed)() >> 40) * 2^-23 - 1, in file order, the
+              ///< same on every platform (std::uniform_real_distribution is not); f32 values
   };
   Fill fill = Fill::kOnes;
   uint64_t seed = 0;

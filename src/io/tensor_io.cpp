@@ -145,7 +145,8 @@ void checkStorage(const std::string& path, const Format& format, const std::vect
   const uint64_t fileBytes = ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   const int64_t limit =
       options.storageLimit > 0 ? options.storageLimit : io::defaultStorageLimit(fileBytes);
-  const int64_t bytes = io::estimatedStorageBytes(format, shape, entries, options.dtype);
+  const int64_t bytes = io::estimatedStorageBytes(format, shape, entries,
+                                                  options.dtype.value_or(DType::kF64));
   if (bytes <= limit) return;
   std::string shapeText;
   for (size_t d = 0; d < shape.size(); ++d)

@@ -308,7 +308,7 @@ std::string toJson(const Results& r) {
                             {"cases", g.cases}});
   }
   j["failures"] = r.failures();
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string toCsv(const Results& r) {

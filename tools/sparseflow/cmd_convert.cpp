@@ -232,17 +232,17 @@ void printText(const ConvertArgs& args, const std::vector<TensorReport>& reports
     std::snprintf(kept, sizeof kept, "%.2f%%",
                   v.total ? 100.0 * static_cast<double>(v.kept) / static_cast<double>(v.total) : 0);
     const std::string dtype = r.dtype == r.dtypeAfter ? r.dtype : r.dtype + "->" + r.dtypeAfter;
-    table.row({r.name, shapeText(r.shape), r.from, r.to, dtype, kept,
+    table.row({printableMessage(r.name), shapeText(r.shape), r.from, r.to, dtype, kept,
                v.changed < 0 ? "-" : std::to_string(v.changed), fixed(v.maxAbsError, 3),
                fixed(v.meanAbsError, 3), fixed(v.relativeError, 3), fixed(v.keptMagnitude, 4),
                bytesText(static_cast<double>(r.bytesBefore)),
                bytesText(static_cast<double>(r.bytesAfter))});
     if (v.rounded > 0) {
-      notes.push_back(r.name + ": " + std::to_string(v.rounded) + " values rounded to " +
+      notes.push_back(printableMessage(r.name) + ": " + std::to_string(v.rounded) + " values rounded to " +
                       r.dtypeAfter + " (from " + r.dtype + ")" +
                       (v.firstChange.empty() ? "" : "; first change at " + v.firstChange));
     } else if (v.changed > 0) {
-      notes.push_back(r.name + ": " + std::to_string(v.changed) +
+      notes.push_back(printableMessage(r.name) + ": " + std::to_string(v.changed) +
                       " values changed; first change at " + v.firstChange);
     }
   }
@@ -257,8 +257,8 @@ void printText(const ConvertArgs& args, const std::vector<TensorReport>& reports
       "Frobenius error; kept mag is the fraction of sum |w| kept)\n");
   for (const std::string& note : notes) std::printf("%s\n", note.c_str());
   for (const TensorReport* r : others) {
-    std::printf("%s %s (%s %s): %s\n", r->action.c_str(), r->name.c_str(), r->dtype.c_str(),
-                shapeText(r->shape).c_str(), r->reason.c_str());
+    std::printf("%s %s (%s %s): %s\n", r->action.c_str(), printableMessage(r->name).c_str(),
+                r->dtype.c_str(), shapeText(r->shape).c_str(), printableMessage(r->reason).c_str());
   }
 }
 
@@ -395,7 +395,8 @@ int runConvert(const ConvertArgs& args) {
     if (args.json) {
       Json j = reportJson(args, reports);
       j["ignored"] = ignored;
-      std::printf("%s\n", j.dump(2).c_str());
+      // Tensor names are bytes from the file: invalid UTF-8 is replaced, never a throw.
+      std::printf("%s\n", j.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
     } else {
       printText(args, reports);
       if (!ignored.empty()) {

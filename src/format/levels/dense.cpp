@@ -39,7 +39,7 @@ class DenseLevel final : public LevelImpl {
 
   int64_t numChildren(const LevelType&, int64_t extent, const LevelStorage&,
                       int64_t numParents) const override {
-    return numParents * extent;
+    return childPositions(numParents, extent);
   }
 
   void expand(const LevelType&, int64_t extent, const LevelStorage&,

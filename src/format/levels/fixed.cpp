@@ -72,7 +72,7 @@ class FixedLevel final : public LevelImpl {
 
   int64_t numChildren(const LevelType& type, int64_t, const LevelStorage&,
                       int64_t numParents) const override {
-    return numParents * type.k;
+    return childPositions(numParents, type.k);
   }
 
   void expand(const LevelType& type, int64_t, const LevelStorage& storage,

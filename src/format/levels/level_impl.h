@@ -12,6 +12,10 @@
 
 namespace sparseflow::format {
 
+/// parents × perParent positions of a level; throws kOutOfMemory when the count passes 2^63 (a
+/// shape whose positions no machine could store), so no level's arithmetic wraps around.
+int64_t childPositions(int64_t parents, int64_t perParent);
+
 /// What a level kind can do and what it stores.
 struct LevelCapabilities {
   bool hasPos = false;   ///< stores pos[] (parent count + 1 entries)

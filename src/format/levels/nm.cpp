@@ -8,7 +8,9 @@
 namespace sparseflow::format {
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 void writeOffset(std::vector<uint8_t>& meta, int64_t slot, int32_t bits, int64_t offset) {
   int64_t bit = slot * bits;
@@ -60,9 +62,9 @@ class NMLevel final : public LevelImpl {
           while (e < end && in.coords[e * in.stride] == c) ++e;
         }
         SF_USER_CHECK(static_cast<int64_t>(offsets.size()) <= n)
-            << in.where << ": parent position " << p << ", group of coordinates " << g * m
-            << ".." << g * m + m - 1 << " has " << offsets.size() << " entries but " << n << ":"
-            << m << " keeps " << n << " (prune to " << n << ":" << m << " first)";
+            << in.where << ": parent position " << p << ", group of coordinates " << g * m << ".."
+            << g * m + m - 1 << " has " << offsets.size() << " entries but " << n << ":" << m
+            << " keeps " << n << " (prune to " << n << ":" << m << " first)";
         // Padding takes the smallest unused offsets; slots stay sorted by offset.
         std::vector<std::pair<int64_t, int64_t>> group;  // (offset, first entry or -1)
         for (size_t i = 0; i < offsets.size(); ++i) group.emplace_back(offsets[i], starts[i]);
@@ -95,7 +97,7 @@ class NMLevel final : public LevelImpl {
 
   int64_t numChildren(const LevelType& type, int64_t extent, const LevelStorage&,
                       int64_t numParents) const override {
-    return numParents * ceilDiv(extent, type.m) * type.n;
+    return childPositions(numParents, childPositions(ceilDiv(extent, type.m), type.n));
   }
 
   void expand(const LevelType& type, int64_t extent, const LevelStorage& storage,

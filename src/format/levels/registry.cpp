@@ -9,7 +9,7 @@ namespace sparseflow::format {
 namespace {
 const std::array<const LevelImpl*, 6>& allLevels() {
   static const std::array<const LevelImpl*, 6> levels = {
-      &denseLevelImpl(), &compressedLevelImpl(), &singletonLevelImpl(),
+      &denseLevelImpl(),  &compressedLevelImpl(), &singletonLevelImpl(),
       &raggedLevelImpl(), &fixedLevelImpl(),      &nmLevelImpl()};
   return levels;
 }
@@ -29,7 +29,18 @@ const LevelImpl* findLevelImpl(std::string_view name) {
   return nullptr;
 }
 
-std::string LevelImpl::print(const LevelType&) const { return std::string(name()); }
+std::string LevelImpl::print(const LevelType&) const {
+  return std::string(name());
+}
+
+int64_t childPositions(int64_t parents, int64_t perParent) {
+  int64_t product = 0;
+  SF_CHECK_CODE(
+      parents >= 0 && perParent >= 0 && !__builtin_mul_overflow(parents, perParent, &product),
+      ErrorCode::kOutOfMemory)
+      << parents << " x " << perParent << " positions do not fit a 64-bit count";
+  return product;
+}
 
 std::string describeLevel(const Format& format, int32_t level) {
   const LevelSpec& spec = format.level(level);
@@ -93,8 +104,8 @@ void validatePositions(const Buffer& pos, int64_t numParents, int64_t crdSize,
         << "] = " << pos.index(p) << " > pos[" << p + 1 << "] = " << pos.index(p + 1) << ")";
   }
   SF_CHECK_CODE(pos.index(numParents) == crdSize, ErrorCode::kInvalidFormat)
-      << where << ": pos[" << numParents << "] = " << pos.index(numParents)
-      << " but crd has " << crdSize << " entries";
+      << where << ": pos[" << numParents << "] = " << pos.index(numParents) << " but crd has "
+      << crdSize << " entries";
 }
 
 void validateRun(const LevelType& type, int64_t extent, const Buffer& crd, int64_t begin,
@@ -111,8 +122,8 @@ void validateRun(const LevelType& type, int64_t extent, const Buffer& crd, int64
           << ", parent position " << parent << ")";
       SF_CHECK_CODE(!type.props.unique || !type.props.ordered || prev != c,
                     ErrorCode::kInvalidFormat)
-          << where << ": coordinate " << c << " repeats at position " << q
-          << " (parent position " << parent << ")";
+          << where << ": coordinate " << c << " repeats at position " << q << " (parent position "
+          << parent << ")";
     }
   }
 }

@@ -292,5 +292,20 @@ TEST(Build, HybWidthFollowsTheRowLengths) {
   EXPECT_EQ(t.parts()[1].numStored(), 4);
 }
 
+TEST(Validate, PositionCountsThatPassTwoToThe63AreRefusedNotWrapped) {
+  // 2^62 x 8 dense positions wrap to 0 in 64 bits, which an empty values array would "match".
+  const int64_t rows = int64_t{1} << 62;
+  Tensor dense({rows, 8}, DType::kF32, Format::parse("dense", 2), std::vector<LevelStorage>(2),
+               Buffer::zeros(DType::kF32, 0));
+  try {
+    validate(dense);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory) << e.what();
+    EXPECT_NE(std::string(e.what()).find("do not fit a 64-bit count"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace sparseflow

@@ -93,7 +93,8 @@ TEST(DlmcText, RandomValuesAreReproducible) {
   for (double v : a.values) {
     EXPECT_GE(v, -1.0);
     EXPECT_LT(v, 1.0);
-    EXPECT_EQ(v, static_cast<double>(generator() >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    EXPECT_EQ(v, static_cast<double>(generator() >> 40) * 0x1.0p-23 - 1.0);
+    EXPECT_EQ(static_cast<double>(static_cast<float>(v)), v);  // an f32: files read as f32
   }
   options.seed = 43;
   EXPECT_NE(parseDlmcCsr(text, "t.smtx", options).values, a.values);
