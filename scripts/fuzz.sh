@@ -15,6 +15,7 @@ declare -A seeds=(
   [fuzz_safetensors]="tests/fuzz/safetensors_seeds"
   [fuzz_expr]="tests/fuzz/expr_seeds"
   [fuzz_schedule]="tests/fuzz/schedule_seeds"
+  [fuzz_capi]="tests/fuzz/capi_seeds"
 )
 status=0
 for name in "${!seeds[@]}"; do
