@@ -16,7 +16,7 @@ using detail::ImpactSums;
 using detail::MetaWriter;
 
 int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b != 0 ? 1 : 0);
 }
 
 /// Sizes of the n:m storage of a rows x cols matrix.
@@ -190,8 +190,9 @@ Tensor compressMatrix(const DenseMatrix& matrix, NMPattern pattern, Impact* impa
     const auto* in = static_cast<const Storage*>(matrix.data());
     auto* out = values.as<Storage>();
     auto* metaOut = meta.as<uint8_t>();
-    std::vector<ImpactSums> rowSums(kMode == Mode::kSparsify ? static_cast<size_t>(matrix.rows)
-                                                             : 0);
+    const bool empty = matrix.rows == 0 || matrix.cols == 0;  // no rows are visited then
+    std::vector<ImpactSums> rowSums(
+        kMode == Mode::kSparsify && !empty ? static_cast<size_t>(matrix.rows) : 0);
     const double scale = kMode == Mode::kSparsify ? detail::impactScale(matrix) : 1.0;
     const int64_t result = detail::dispatchGroupSize(pattern.m, [&](auto groupSize) {
       constexpr int kM = decltype(groupSize)::value;

@@ -148,5 +148,92 @@ TEST(CapiSizes, ThreadCountsOpenMPCannotStartAreRefused) {
   EXPECT_EQ(threads, SPARSEFLOW_MAX_THREADS);
 }
 
+TEST(CapiSizes, TensorsWithoutEntriesConvertToEveryFormat) {
+  // An all-zero matrix has no entries to build from (found by fuzz_capi: the builder offset a null
+  // coordinate pointer; its seed tests/fuzz/capi_seeds/convert_zero_matrix replays it).
+  ContextPtr context = makeContext(1);
+  const std::vector<float> zeros(2 * 8, 0.0f);
+  const int64_t shape[2] = {2, 8};
+  SparseFlowTensor* raw = nullptr;
+  ASSERT_SF_OK(sparseflow_tensor_create_dense(context.get(), SPARSEFLOW_DTYPE_F32, 2, shape,
+                                              zeros.data(), 16, &raw));
+  const TensorPtr dense(raw);
+  for (const char* format : {"csr", "csc", "coo", "dcsr", "bsr:2x2", "ell", "hyb", "2:4"}) {
+    SCOPED_TRACE(format);
+    ASSERT_SF_OK(sparseflow_tensor_convert(context.get(), dense.get(), format, &raw));
+    const TensorPtr converted(raw);
+    int64_t nnz = -1;
+    ASSERT_SF_OK(sparseflow_tensor_get_nnz(converted.get(), &nnz));
+    EXPECT_EQ(nnz, 0);
+    EXPECT_EQ(denseOf(converted.get()), std::vector<double>(16, 0.0));
+  }
+}
+
+TEST(CapiSizes, EmptyMatricesOfHugeRowCountsSparsifyAtOnce) {
+  // 2^62 x 0 holds nothing: sparsify must not visit its rows (it looped over 2^48 chunks, and
+  // the chunk count overflowed for INT64_MAX rows; found by fuzz_capi).
+  ContextPtr context = makeContext(1);
+  for (int64_t rows : {kHuge, kMax}) {
+    SCOPED_TRACE(rows);
+    SparseFlowTensor* raw = nullptr;
+    ASSERT_SF_OK(sparseflow_tensor_create_nm(context.get(), SPARSEFLOW_DTYPE_F32, rows, 0, "2:4",
+                                             nullptr, 0, nullptr, 0, &raw));
+    const TensorPtr empty(raw);
+    sparseflow_nm_impact impact;
+    ASSERT_SF_OK(sparseflow_nm_sparsify(context.get(), empty.get(), "2:4", &raw, &impact));
+    const TensorPtr sparsified(raw);
+    EXPECT_EQ(impact.total, 0);
+    EXPECT_EQ(impact.kept, 0);
+    int64_t shape[2] = {-1, -1};
+    ASSERT_SF_OK(sparseflow_tensor_get_shape(sparsified.get(), shape, 2));
+    EXPECT_EQ(shape[0], rows);
+    EXPECT_EQ(shape[1], 0);
+  }
+}
+
+TEST(CapiSizes, EmptyMatricesOfHugeRowCountsConvertAtOnce) {
+  // Nothing stored: converting must not expand 2^62 rows one by one (it grew without bound;
+  // found by fuzz_capi).
+  ContextPtr context = makeContext(1);
+  SparseFlowTensor* raw = nullptr;
+  ASSERT_SF_OK(sparseflow_tensor_create_nm(context.get(), SPARSEFLOW_DTYPE_F32, kHuge, 0, "2:4",
+                                           nullptr, 0, nullptr, 0, &raw));
+  const TensorPtr nm(raw);
+  const int64_t shape[2] = {kHuge, 0};
+  ASSERT_SF_OK(sparseflow_tensor_create_dense(context.get(), SPARSEFLOW_DTYPE_F32, 2, shape,
+                                              nullptr, 0, &raw));
+  const TensorPtr dense(raw);
+  for (const SparseFlowTensor* source : {nm.get(), dense.get()}) {
+    for (const char* format : {"coo", "dcsr"}) {
+      SCOPED_TRACE(format);
+      ASSERT_SF_OK(sparseflow_tensor_convert(context.get(), source, format, &raw));
+      const TensorPtr converted(raw);
+      int64_t stored = -1;
+      ASSERT_SF_OK(sparseflow_tensor_get_stored(converted.get(), &stored));
+      EXPECT_EQ(stored, 0);
+    }
+    // CSR needs 2^62 + 1 row positions: refused, not attempted.
+    EXPECT_SF_ERROR(sparseflow_tensor_convert(context.get(), source, "csr", &raw),
+                    SPARSEFLOW_STATUS_OUT_OF_MEMORY);
+  }
+}
+
+TEST(CapiSizes, DensifyingMoreThanTheMachineHoldsIsANamedError) {
+  // An empty 2^20 x 2^20 COO matrix: sparsify densifies it (8 TB as doubles). Refused by the
+  // memory check with a message, before any allocation (found by fuzz_capi at 32 GB).
+  ContextPtr context = makeContext(1);
+  const int64_t shape[2] = {int64_t{1} << 20, int64_t{1} << 20};
+  const int64_t* coords[2] = {nullptr, nullptr};
+  SparseFlowTensor* raw = nullptr;
+  ASSERT_SF_OK(sparseflow_tensor_create_coo(
+      context.get(), SPARSEFLOW_DTYPE_F32, 2, shape, SPARSEFLOW_DTYPE_I64,
+      reinterpret_cast<const void* const*>(coords), nullptr, 0, &raw));
+  const TensorPtr coo(raw);
+  sparseflow_nm_impact impact;
+  EXPECT_SF_ERROR(sparseflow_nm_sparsify(context.get(), coo.get(), "2:4", &raw, &impact),
+                  SPARSEFLOW_STATUS_OUT_OF_MEMORY, "a dense copy of the tensor would need",
+                  "GB; this machine has");
+}
+
 }  // namespace
 }  // namespace sparseflow_capi_test
