@@ -235,5 +235,25 @@ TEST(CapiSizes, DensifyingMoreThanTheMachineHoldsIsANamedError) {
                   "GB; this machine has");
 }
 
+TEST(CapiSizes, MatrixWithoutRowsButHugeWidthSparsifies) {
+  // 0 x (2^62 + 3): no values, but its per-row metadata bit count overflowed (found by fuzz_capi).
+  ContextPtr context = makeContext(1);
+  const int64_t shape[2] = {0, kHuge + 3};
+  SparseFlowTensor* raw = nullptr;
+  ASSERT_SF_OK(sparseflow_tensor_create_dense(context.get(), SPARSEFLOW_DTYPE_F64, 2, shape,
+                                              nullptr, 0, &raw));
+  const TensorPtr dense(raw);
+  sparseflow_nm_impact impact;
+  ASSERT_SF_OK(sparseflow_nm_sparsify(context.get(), dense.get(), "2:4", &raw, &impact));
+  const TensorPtr sparsified(raw);
+  int64_t got[2] = {-1, -1}, stored = -1;
+  ASSERT_SF_OK(sparseflow_tensor_get_shape(sparsified.get(), got, 2));
+  EXPECT_EQ(got[0], 0);
+  EXPECT_EQ(got[1], kHuge + 3);
+  ASSERT_SF_OK(sparseflow_tensor_get_stored(sparsified.get(), &stored));
+  EXPECT_EQ(stored, 0);
+  EXPECT_EQ(impact.total, 0);
+}
+
 }  // namespace
 }  // namespace sparseflow_capi_test
