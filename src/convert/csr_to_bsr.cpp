@@ -15,7 +15,7 @@ namespace sparseflow::conversion {
 namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b != 0 ? 1 : 0);  // no overflow for a near INT64_MAX
 }
 
 template <typename SrcPos, typename SrcCrd, typename DstPos, typename DstCrd, typename V>

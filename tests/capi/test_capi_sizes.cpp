@@ -255,5 +255,30 @@ TEST(CapiSizes, MatrixWithoutRowsButHugeWidthSparsifies) {
   EXPECT_EQ(impact.total, 0);
 }
 
+TEST(CapiSizes, WidestCsrConvertsToBsr) {
+  // INT64_MAX columns: the block count ceil(cols / 2) overflowed as (cols + 2 - 1) / 2 (found by
+  // fuzz_capi).
+  ContextPtr context = makeContext(1);
+  const int64_t rowPtr[3] = {0, 1, 1}, colIdx[1] = {kMax - 1};
+  const float values[1] = {2.5f};
+  SparseFlowTensor* raw = nullptr;
+  ASSERT_SF_OK(sparseflow_tensor_create_csr(context.get(), SPARSEFLOW_DTYPE_F32, 2, kMax,
+                                            SPARSEFLOW_DTYPE_I64, rowPtr, colIdx, values, 1, &raw));
+  const TensorPtr csr(raw);
+  ASSERT_SF_OK(sparseflow_tensor_convert(context.get(), csr.get(), "bsr:2x2@i64", &raw));
+  const TensorPtr bsr(raw);
+  int64_t stored = -1;
+  ASSERT_SF_OK(sparseflow_tensor_get_stored(bsr.get(), &stored));
+  EXPECT_EQ(stored, 4);  // one 2 x 2 block
+  ASSERT_SF_OK(sparseflow_tensor_convert(context.get(), bsr.get(), "csr@i64", &raw));
+  const TensorPtr back(raw);
+  const void* crd = nullptr;
+  int64_t count = 0;
+  sparseflow_dtype type;
+  ASSERT_SF_OK(sparseflow_tensor_get_coordinates(back.get(), 1, &crd, &count, &type));
+  ASSERT_EQ(count, 1);
+  EXPECT_EQ(static_cast<const int64_t*>(crd)[0], kMax - 1);
+}
+
 }  // namespace
 }  // namespace sparseflow_capi_test
