@@ -16,6 +16,7 @@ declare -A seeds=(
   [fuzz_read_file]="tests/fuzz/read_file_seeds"
   [fuzz_expr]="tests/fuzz/expr_seeds"
   [fuzz_schedule]="tests/fuzz/schedule_seeds"
+  [fuzz_capi]="tests/fuzz/capi_seeds"
 )
 status=0
 for name in "${!seeds[@]}"; do

@@ -1,7 +1,8 @@
 /* A compiled kernel from C99 through sparseflow.h alone: SpMV y = A·x on a real matrix file. */
 /*
  * Usage: kernel_spmv MATRIX_FILE
- * Reads the matrix as CSR, compiles "y(i) = A(i,j) * x(j)" for csr with a schedule, runs it on
+ * Reads the matrix as CSR, compiles "y(i) = A(i,j) * x(j)" for CSR (written as its levels, a format
+ * text with a comma, set through the kernel options of ABI 1.2) with a schedule, runs it on
  * x = (1, 2, 3, ...), and checks y against a float64 loop over the CSR arrays.
  */
 #include <math.h>
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   SparseFlowTensor* a = NULL;
   SparseFlowTensor* x = NULL;
   SparseFlowTensor* y = NULL;
+  SparseFlowKernelOptions* options = NULL;
   SparseFlowKernel* kernel = NULL;
   float* xs = NULL;
   double* ys = NULL;
@@ -57,8 +59,10 @@ int main(int argc, char** argv) {
   for (i = 0; i < shape[1]; ++i) xs[i] = (float)(i % 7 + 1);
   CHECK(sparseflow_tensor_create_dense(context, SPARSEFLOW_DTYPE_F32, 1, &shape[1], xs, shape[1],
                                        &x));
-  CHECK(sparseflow_kernel_compile(context, "y(i) = A(i,j) * x(j)", "A=csr", NULL,
-                                  "split(i, i0, i1, 32); parallel(i0)", &kernel));
+  CHECK(sparseflow_kernel_options_create(&options));
+  CHECK(sparseflow_kernel_options_set_format(options, "A", "levels[d0:dense, d1:compressed]"));
+  CHECK(sparseflow_kernel_options_set_schedule(options, "split(i, i0, i1, 32); parallel(i0)"));
+  CHECK(sparseflow_kernel_compile_with_options(context, "y(i) = A(i,j) * x(j)", options, &kernel));
   tensors[0] = a;
   tensors[1] = x;
   CHECK(sparseflow_kernel_run(context, kernel, names, tensors, 2, NULL, NULL, 0, &y));
@@ -80,6 +84,7 @@ int main(int argc, char** argv) {
   ok = worst < 1e-4;
 cleanup:
   sparseflow_kernel_destroy(kernel);
+  sparseflow_kernel_options_destroy(options);
   sparseflow_tensor_destroy(y);
   sparseflow_tensor_destroy(x);
   sparseflow_tensor_destroy(a);

@@ -21,9 +21,15 @@
  *   gives the same results, bit for bit, as serial runs.
  * - A SparseFlowKernel may be run from any number of threads at once; each run returns a new
  *   output tensor, the same as serial runs give.
+ * - A SparseFlowKernelOptions may be set and used to compile from any number of threads at once
+ *   (each compile reads a consistent snapshot).
  * - A context's thread count is applied to the calling thread only (OpenMP's per-thread setting,
  *   restored on return): a program that runs its own threads can give each call 1 thread.
  * - Destroying an object must not race with any other use of that object.
+ *
+ * Handles are checked before they are read: NULL, a destroyed handle, a handle of another kind
+ * or a pointer sparseflow never made gives SPARSEFLOW_STATUS_INVALID_ARGUMENT naming the
+ * argument (and, for a recently destroyed one, saying so), never undefined behaviour.
  */
 #ifndef SPARSEFLOW_SPARSEFLOW_H_
 #define SPARSEFLOW_SPARSEFLOW_H_
@@ -81,7 +87,7 @@ SPARSEFLOW_API const char* sparseflow_last_error(void);
 /// MINOR versions only add functions and enum values, so a library of the same MAJOR and an equal
 /// or higher MINOR runs every program built against this header.
 #define SPARSEFLOW_ABI_VERSION_MAJOR 1
-#define SPARSEFLOW_ABI_VERSION_MINOR 1
+#define SPARSEFLOW_ABI_VERSION_MINOR 2
 
 /// MAJOR and MINOR packed as (MAJOR << 16) | MINOR, as sparseflow_abi_version() returns them.
 #define SPARSEFLOW_ABI_VERSION \
@@ -139,6 +145,8 @@ typedef struct SparseFlowLinear SparseFlowLinear;
 
 /// A kernel compiled from index notation (ABI 1.1): run on named tensors, any shapes.
 typedef struct SparseFlowKernel SparseFlowKernel;
+/// How to compile a kernel (ABI 1.2): formats and dtypes by tensor name, schedule, switches.
+typedef struct SparseFlowKernelOptions SparseFlowKernelOptions;
 
 /* ---------------------------------------------------------------------------------------------
  * Context
@@ -148,8 +156,14 @@ typedef struct SparseFlowKernel SparseFlowKernel;
 SPARSEFLOW_API sparseflow_status sparseflow_context_create(SparseFlowContext** context);
 /// Releases a context; NULL is accepted and ignored.
 SPARSEFLOW_API sparseflow_status sparseflow_context_destroy(SparseFlowContext* context);
+/// The most threads a context accepts (ABI 1.2); OpenMP's thread limit (OMP_THREAD_LIMIT) may
+/// lower it.
+#define SPARSEFLOW_MAX_THREADS 4096
+
 /// Threads that later calls with this context use (read, write, convert, copy_to_dense, sparsify,
-/// and the runs of layers created with it); 0 means OpenMP's default. Negative values are refused.
+/// kernel runs, and the runs of layers created with it); 0 means OpenMP's default. Negative values
+/// and more than min(SPARSEFLOW_MAX_THREADS, omp_get_thread_limit()) are refused
+/// (SPARSEFLOW_STATUS_INVALID_ARGUMENT).
 SPARSEFLOW_API sparseflow_status sparseflow_context_set_threads(SparseFlowContext* context,
                                                                 int32_t threads);
 /// The thread count set (0: OpenMP's default).
@@ -379,8 +393,12 @@ SPARSEFLOW_API sparseflow_status sparseflow_linear_describe(const SparseFlowLine
 
 /// Compiles `text` ("y(i) = A(i,j) * x(j)"). `formats` binds formats by tensor name
 /// ("A=csr,B=bsr:4x4"; NULL or "" for all dense), `dtypes` value types ("A=f64"; NULL or "": all
-/// f32), `schedule` the schedule text (NULL or "": the default). Needs a C++ compiler at run time
-/// (SPARSEFLOW_STATUS_COMPILE_ERROR says so when there is none); compiled code is cached on disk.
+/// f32), `schedule` the schedule text (NULL or "": the default). The lists are split at commas
+/// outside () and [], so "A=levels[d0:dense, d1:compressed], W=nm(2,4)"-style values pass; an
+/// unbalanced bracket or an item that is not NAME=VALUE is refused naming the item.
+/// sparseflow_kernel_compile_with_options takes the same settings one by one. Needs a C++ compiler
+/// at run time (SPARSEFLOW_STATUS_COMPILE_ERROR says so when there is none); compiled code is
+/// cached on disk (docs/jit.md).
 SPARSEFLOW_API sparseflow_status sparseflow_kernel_compile(SparseFlowContext* context,
                                                            const char* text, const char* formats,
                                                            const char* dtypes, const char* schedule,
@@ -407,6 +425,63 @@ SPARSEFLOW_API sparseflow_status sparseflow_kernel_get_description(const SparseF
                                                                    size_t* size);
 /// Releases a kernel; NULL is allowed.
 SPARSEFLOW_API sparseflow_status sparseflow_kernel_destroy(SparseFlowKernel* kernel);
+
+/* ---------------------------------------------------------------------------------------------
+ * Kernel options (ABI 1.2): settings one at a time, so that format texts need no quoting and new
+ * settings come as new functions. Defaults: every tensor dense and f32, the default schedule,
+ * parallel outer loops, the disk cache, hand-tuned kernels where they apply.
+ * ------------------------------------------------------------------------------------------- */
+
+/// New options holding the defaults; release with sparseflow_kernel_options_destroy.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_create(
+    SparseFlowKernelOptions** options);
+/// Releases options; NULL is accepted and ignored. Kernels compiled with them are not affected.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_destroy(
+    SparseFlowKernelOptions* options);
+/// Binds tensor `tensor_name` to `format`, any format text of docs/formats.md taken whole
+/// ("csr", "bsr:4x4", "2:4", "levels[d0:dense, d1:compressed]"); replaces an earlier binding of
+/// the name; NULL or "" removes it (dense). The text is checked when the kernel compiles.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_format(
+    SparseFlowKernelOptions* options, const char* tensor_name, const char* format);
+/// Binds tensor `tensor_name` to the value type `dtype` (f32, f64, f16 or bf16).
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_dtype(
+    SparseFlowKernelOptions* options, const char* tensor_name, sparseflow_dtype dtype);
+/// The schedule text (docs/compiler.md); NULL or "": the default schedule.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_schedule(
+    SparseFlowKernelOptions* options, const char* schedule);
+/// 1: run the outermost loop of each nest on all cores where that cannot race (default); 0: not.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_parallel(
+    SparseFlowKernelOptions* options, int32_t parallel);
+/// 1: use the on-disk kernel cache (default); 0: compile privately, cache nothing.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_use_cache(
+    SparseFlowKernelOptions* options, int32_t use_cache);
+/// 1: run the hand-tuned kernels where the kernel is exactly theirs (default); 0: always
+/// generated code.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_hand_tuned(
+    SparseFlowKernelOptions* options, int32_t hand_tuned);
+/// The format bound to `tensor_name` ("" when none: dense); string rules as
+/// sparseflow_tensor_get_format.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_format(
+    const SparseFlowKernelOptions* options, const char* tensor_name, char* buffer, size_t capacity,
+    size_t* size);
+/// The value type bound to `tensor_name` (SPARSEFLOW_DTYPE_F32 when none).
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_dtype(
+    const SparseFlowKernelOptions* options, const char* tensor_name, sparseflow_dtype* dtype);
+/// The schedule text ("" for the default).
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_schedule(
+    const SparseFlowKernelOptions* options, char* buffer, size_t capacity, size_t* size);
+/// The switches, 0 or 1.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_parallel(
+    const SparseFlowKernelOptions* options, int32_t* parallel);
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_use_cache(
+    const SparseFlowKernelOptions* options, int32_t* use_cache);
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_hand_tuned(
+    const SparseFlowKernelOptions* options, int32_t* hand_tuned);
+/// sparseflow_kernel_compile with the settings of `options` (NULL: the defaults). The options
+/// are copied: they may be changed or destroyed afterwards.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_compile_with_options(
+    SparseFlowContext* context, const char* text, const SparseFlowKernelOptions* options,
+    SparseFlowKernel** kernel);
 
 #ifdef __cplusplus
 }  // extern "C"

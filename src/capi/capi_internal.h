@@ -5,9 +5,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "capi/handle_registry.h"
 #include "sparseflow/error.h"
 #include "sparseflow/kernel.h"
 #include "sparseflow/nm_linear.h"
@@ -15,19 +17,14 @@
 #include "sparseflow/tensor.h"
 #include "support/check.h"
 
-/// Tags that tell a live handle of the right kind from a stray pointer (checked on entry).
-inline constexpr uint32_t kContextMagic = 0x53464358;  // "SFCX"
-inline constexpr uint32_t kTensorMagic = 0x53465454;   // "SFTT"
-inline constexpr uint32_t kLinearMagic = 0x53464c4e;   // "SFLN"
-inline constexpr uint32_t kKernelMagic = 0x53464b4e;   // "SFKN"
+// The handles. Each is made with capi::publishHandle and released with capi::destroyHandle, and
+// every entry point checks a handle in the registry (handle_registry.h) before reading it.
 
 struct SparseFlowContext {
-  uint32_t magic = kContextMagic;
   std::atomic<int32_t> threads{0};  ///< 0: OpenMP's default; atomic so set/get may race
 };
 
 struct SparseFlowTensor {
-  uint32_t magic = kTensorMagic;
   sparseflow::Tensor tensor;
   /// True when some array views the caller's memory (the tensor_create_* functions): whatever is
   /// derived from it must then own its arrays, so that it may outlive the caller's.
@@ -35,14 +32,18 @@ struct SparseFlowTensor {
 };
 
 struct SparseFlowLinear {
-  uint32_t magic = kLinearMagic;
   std::unique_ptr<sparseflow::NMLinear> layer;
   int32_t threads = 1;
 };
 
 struct SparseFlowKernel {
-  uint32_t magic = kKernelMagic;
   sparseflow::Kernel kernel;
+};
+
+struct SparseFlowKernelOptions {
+  /// Guards `options`: setters and compiles may run on several threads at once.
+  mutable std::mutex mutex;
+  sparseflow::KernelOptions options;
 };
 
 namespace sparseflow::capi {
@@ -80,11 +81,16 @@ void resetOutput(T** out, const char* name) {
   *out = nullptr;
 }
 
-/// The live handle behind `pointer`, or kInvalidArgument naming the argument.
+/// The live handle behind `pointer`, or kInvalidArgument naming the argument (null, destroyed,
+/// of another kind, or not made by sparseflow).
 const SparseFlowContext& contextArg(const SparseFlowContext* context, const char* name);
 SparseFlowContext& contextArg(SparseFlowContext* context, const char* name);
 const SparseFlowTensor& tensorArg(const SparseFlowTensor* tensor, const char* name);
 const SparseFlowLinear& linearArg(const SparseFlowLinear* layer, const char* name);
+const SparseFlowKernel& kernelArg(const SparseFlowKernel* kernel, const char* name);
+const SparseFlowKernelOptions& kernelOptionsArg(const SparseFlowKernelOptions* options,
+                                                const char* name);
+SparseFlowKernelOptions& kernelOptionsArg(SparseFlowKernelOptions* options, const char* name);
 
 /// A C string argument that must not be null.
 std::string_view stringArg(const char* text, const char* name);
@@ -111,6 +117,9 @@ class ScopedOmpThreads {
  private:
   int32_t previous_ = 0;
 };
+
+/// Compiles `text` into a new kernel handle (the body of both compile entry points).
+SparseFlowKernel* compileKernel(const char* text, const KernelOptions& options);
 
 /// A new tensor handle for `tensor`, which is derived from `source` (null for none): when the
 /// source borrows the caller's memory and the result still views some, the result is deep-copied

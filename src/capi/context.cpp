@@ -1,4 +1,8 @@
 // The C ABI's context: the thread count that the calls creating objects use.
+#include <omp.h>
+
+#include <algorithm>
+
 #include "capi/capi_internal.h"
 
 using sparseflow::capi::contextArg;
@@ -9,15 +13,14 @@ extern "C" {
 sparseflow_status sparseflow_context_create(SparseFlowContext** context) {
   return guard(__func__, [&] {
     sparseflow::capi::resetOutput(context, "context");
-    *context = new SparseFlowContext();
+    *context = sparseflow::capi::publishHandle(std::make_unique<SparseFlowContext>(),
+                                               sparseflow::capi::HandleKind::kContext);
   });
 }
 
 sparseflow_status sparseflow_context_destroy(SparseFlowContext* context) {
   return guard(__func__, [&] {
-    if (context == nullptr) return;
-    contextArg(context, "context").magic = 0;
-    delete context;
+    sparseflow::capi::destroyHandle(context, sparseflow::capi::HandleKind::kContext, "context");
   });
 }
 
@@ -26,6 +29,12 @@ sparseflow_status sparseflow_context_set_threads(SparseFlowContext* context, int
     SparseFlowContext& c = contextArg(context, "context");
     SF_USER_CHECK(threads >= 0) << "argument 'threads' must be >= 0 (0: all cores), got "
                                 << threads;
+    // More threads than OpenMP may start makes libgomp end the process when a team starts.
+    const int limit = std::min<int>(SPARSEFLOW_MAX_THREADS, omp_get_thread_limit());
+    SF_USER_CHECK(threads <= limit)
+        << "argument 'threads' is " << threads << "; at most " << limit
+        << " are accepted (SPARSEFLOW_MAX_THREADS = " << SPARSEFLOW_MAX_THREADS
+        << ", OpenMP's thread limit = " << omp_get_thread_limit() << ")";
     c.threads.store(threads);
   });
 }

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 #include "capi/capi_internal.h"
@@ -79,6 +80,10 @@ sparseflow_status statusFromCurrentException(const char* function) noexcept {
     return record(e.code(), function, e.what());
   } catch (const std::bad_alloc&) {
     return record(ErrorCode::kOutOfMemory, function, "out of memory");
+  } catch (const std::length_error& e) {
+    // A container asked for more than it can hold: a size from the caller that cannot fit.
+    const std::string what = std::string("out of memory: size too large (") + e.what() + ")";
+    return record(ErrorCode::kOutOfMemory, function, what.c_str());
   } catch (const std::exception& e) {
     // A standard-library exception escaping sparseflow's checks is a sparseflow bug.
     const std::string what = std::string("internal error: ") + e.what();
@@ -89,29 +94,39 @@ sparseflow_status statusFromCurrentException(const char* function) noexcept {
 }
 
 const SparseFlowContext& contextArg(const SparseFlowContext* context, const char* name) {
-  requireNonNull(context, name);
-  SF_USER_CHECK(context->magic == kContextMagic)
-      << "argument '" << name << "' is not a live SparseFlowContext";
+  requireLiveHandle(context, HandleKind::kContext, name);
   return *context;
 }
 
 SparseFlowContext& contextArg(SparseFlowContext* context, const char* name) {
-  contextArg(static_cast<const SparseFlowContext*>(context), name);
+  requireLiveHandle(context, HandleKind::kContext, name);
   return *context;
 }
 
 const SparseFlowTensor& tensorArg(const SparseFlowTensor* tensor, const char* name) {
-  requireNonNull(tensor, name);
-  SF_USER_CHECK(tensor->magic == kTensorMagic)
-      << "argument '" << name << "' is not a live SparseFlowTensor";
+  requireLiveHandle(tensor, HandleKind::kTensor, name);
   return *tensor;
 }
 
 const SparseFlowLinear& linearArg(const SparseFlowLinear* layer, const char* name) {
-  requireNonNull(layer, name);
-  SF_USER_CHECK(layer->magic == kLinearMagic)
-      << "argument '" << name << "' is not a live SparseFlowLinear";
+  requireLiveHandle(layer, HandleKind::kLinear, name);
   return *layer;
+}
+
+const SparseFlowKernel& kernelArg(const SparseFlowKernel* kernel, const char* name) {
+  requireLiveHandle(kernel, HandleKind::kKernel, name);
+  return *kernel;
+}
+
+const SparseFlowKernelOptions& kernelOptionsArg(const SparseFlowKernelOptions* options,
+                                                const char* name) {
+  requireLiveHandle(options, HandleKind::kKernelOptions, name);
+  return *options;
+}
+
+SparseFlowKernelOptions& kernelOptionsArg(SparseFlowKernelOptions* options, const char* name) {
+  requireLiveHandle(options, HandleKind::kKernelOptions, name);
+  return *options;
 }
 
 std::string_view stringArg(const char* text, const char* name) {

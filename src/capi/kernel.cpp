@@ -1,43 +1,16 @@
 // The C ABI's compiled kernels: compile from index notation, run on named tensors, inspect.
 #include <map>
-#include <sstream>
 #include <string>
 
+#include "capi/binding_list.h"
 #include "capi/capi_internal.h"
 
 namespace sparseflow::capi {
 namespace {
 
-const SparseFlowKernel& kernelArg(const SparseFlowKernel* kernel, const char* name) {
-  requireNonNull(kernel, name);
-  SF_USER_CHECK(kernel->magic == kKernelMagic)
-      << "argument '" << name << "' is not a live SparseFlowKernel";
-  return *kernel;
-}
-
-/// "A=csr, B=bsr:4x4" → {A: csr, B: bsr:4x4}; NULL or "" → {}.
+/// A NULL-or-text list argument as bindings.
 std::map<std::string, std::string> bindings(const char* text, const char* name) {
-  std::map<std::string, std::string> out;
-  if (text == nullptr) return out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    const auto first = item.find_first_not_of(" \t");
-    if (first == std::string::npos) continue;
-    item = item.substr(first, item.find_last_not_of(" \t") - first + 1);
-    const auto eq = item.find('=');
-    SF_USER_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < item.size())
-        << "argument '" << name << "': '" << item << "' is not NAME=VALUE (e.g. \"A=csr,B=dense\")";
-    auto trim = [](std::string t) {
-      const auto b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
-      return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
-    };
-    const std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
-    SF_USER_CHECK(!key.empty() && !value.empty())
-        << "argument '" << name << "': '" << item << "' is not NAME=VALUE (e.g. \"A=csr,B=dense\")";
-    SF_USER_CHECK(out.emplace(key, value).second)
-        << "argument '" << name << "' binds '" << key << "' twice";
-  }
-  return out;
+  return text == nullptr ? std::map<std::string, std::string>() : parseBindings(text, name);
 }
 
 }  // namespace
@@ -59,9 +32,7 @@ sparseflow_status sparseflow_kernel_compile(SparseFlowContext* context, const ch
     for (const auto& [name, dtype] : capi::bindings(dtypes, "dtypes"))
       options.dtypes[name] = parseDType(dtype);
     options.schedule = schedule ? schedule : "";
-    auto handle = std::make_unique<SparseFlowKernel>();
-    handle->kernel = Kernel::compile(std::string(capi::stringArg(text, "text")), options);
-    *kernel = handle.release();
+    *kernel = capi::compileKernel(text, options);
   });
 }
 
@@ -120,12 +91,7 @@ sparseflow_status sparseflow_kernel_get_description(const SparseFlowKernel* kern
 }
 
 sparseflow_status sparseflow_kernel_destroy(SparseFlowKernel* kernel) {
-  return guard(__func__, [&] {
-    if (kernel == nullptr) return;
-    capi::kernelArg(kernel, "kernel");
-    kernel->magic = 0;
-    delete kernel;
-  });
+  return guard(__func__, [&] { capi::destroyHandle(kernel, capi::HandleKind::kKernel, "kernel"); });
 }
 
 }  // extern "C"

@@ -77,6 +77,10 @@ sparseflow_status sparseflow_linear_create(SparseFlowContext* context,
     SF_USER_CHECK(bias_count >= 0) << "argument 'bias_count' is negative (" << bias_count << ")";
     SF_USER_CHECK(bias != nullptr || bias_count == 0)
         << "argument 'bias' is null but 'bias_count' is " << bias_count;
+    // Checked before the copy, so that a wrong count never reads past the caller's array.
+    SF_USER_CHECK(bias == nullptr || w.tensor.rank() != 2 || bias_count == w.tensor.shape()[0])
+        << "argument 'bias_count' is " << bias_count << " but the weights have "
+        << w.tensor.shape()[0] << " output features";
     std::vector<float> biasValues;
     if (bias != nullptr) biasValues.assign(bias, bias + bias_count);
     const Epilogue parsed = Epilogue::parse(epilogue != nullptr ? epilogue : "none");
@@ -88,7 +92,7 @@ sparseflow_status sparseflow_linear_create(SparseFlowContext* context,
     handle->layer =
         std::make_unique<NMLinear>(owned, std::move(biasValues), parsed, NMLinearOptions{threads});
     handle->threads = threads > 0 ? threads : omp_get_max_threads();
-    *layer = handle.release();
+    *layer = capi::publishHandle(std::move(handle), capi::HandleKind::kLinear);
   });
 }
 
@@ -108,12 +112,7 @@ sparseflow_status sparseflow_linear_run(const SparseFlowLinear* layer, sparseflo
 }
 
 sparseflow_status sparseflow_linear_destroy(SparseFlowLinear* layer) {
-  return guard(__func__, [&] {
-    if (layer == nullptr) return;
-    linearArg(layer, "layer");
-    layer->magic = 0;
-    delete layer;
-  });
+  return guard(__func__, [&] { capi::destroyHandle(layer, capi::HandleKind::kLinear, "layer"); });
 }
 
 sparseflow_status sparseflow_linear_get_out_features(const SparseFlowLinear* layer,

@@ -69,9 +69,9 @@ SparseFlowTensor* newDerivedTensor(Tensor tensor, const SparseFlowTensor* source
   if (source != nullptr && source->borrowsCallerMemory && viewsMemory(tensor)) {
     tensor = tensor.clone();
   }
-  auto* handle = new SparseFlowTensor();
+  auto handle = std::make_unique<SparseFlowTensor>();
   handle->tensor = std::move(tensor);
-  return handle;
+  return publishHandle(std::move(handle), HandleKind::kTensor);
 }
 
 }  // namespace sparseflow::capi
@@ -124,12 +124,7 @@ sparseflow_status sparseflow_tensor_convert(SparseFlowContext* context,
 }
 
 sparseflow_status sparseflow_tensor_destroy(SparseFlowTensor* tensor) {
-  return guard(__func__, [&] {
-    if (tensor == nullptr) return;
-    tensorArg(tensor, "tensor");
-    tensor->magic = 0;
-    delete tensor;
-  });
+  return guard(__func__, [&] { capi::destroyHandle(tensor, capi::HandleKind::kTensor, "tensor"); });
 }
 
 sparseflow_status sparseflow_tensor_get_rank(const SparseFlowTensor* tensor, int32_t* rank) {

@@ -38,10 +38,10 @@ SparseFlowTensor* newBorrowedTensor(std::vector<int64_t> shape, DType dtype, con
                                     std::vector<LevelStorage> levels, Buffer values) {
   Tensor tensor(std::move(shape), dtype, format, std::move(levels), std::move(values));
   validate(tensor);  // kInvalidFormat naming the level and position
-  auto* handle = new SparseFlowTensor();
+  auto handle = std::make_unique<SparseFlowTensor>();
   handle->tensor = std::move(tensor);
   handle->borrowsCallerMemory = true;
-  return handle;
+  return publishHandle(std::move(handle), HandleKind::kTensor);
 }
 
 /// CSR and CSC share everything but which dimension the outer level stores.
@@ -177,6 +177,8 @@ sparseflow_status sparseflow_tensor_create_bsr(SparseFlowContext* context, spars
                           capi::widthSuffix(indexType),
                       2);
     const int64_t blockRowCount = format.levelExtent(0, {rows, cols});
+    SF_CHECK_CODE(blockRowCount < INT64_MAX, ErrorCode::kOutOfMemory)
+        << "argument 'rows' (" << rows << ") has too many block rows for block_row_ptr";
     SF_CHECK_CODE(num_blocks <= INT64_MAX / block_rows / block_cols, ErrorCode::kOutOfMemory)
         << "argument 'num_blocks' (" << num_blocks << ") of " << block_rows << "x" << block_cols
         << " blocks holds more than 2^63 values";

@@ -15,7 +15,7 @@ namespace sparseflow::conversion {
 namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b != 0 ? 1 : 0);  // no overflow for a near INT64_MAX
 }
 
 template <typename SrcPos, typename SrcCrd, typename DstPos, typename DstCrd, typename V>
@@ -97,6 +97,7 @@ std::optional<Tensor> csrToBsrTyped(const Tensor& src, const Format& target, int
         slot[static_cast<size_t>(found[t])] = base + static_cast<int64_t>(t);
       }
       for (int64_t i = firstRow; i < lastRow; ++i) {
+        if (pos[i] == pos[i + 1]) continue;  // also: no blocks at all leaves bvals null
         V* rowInBlocks = bvals + (i - firstRow) * C;
         for (int64_t q = pos[i]; q < pos[i + 1]; ++q) {
           const int64_t j = crd[q];

@@ -152,9 +152,10 @@ Tensor buildGeneric(const Coo& coo, const Format& requested, const BuildOptions&
                         (requested.toString() + " storage").c_str());
       }
     }
+    // No entries: no coordinates to point into (an offset from a null data() is undefined).
     LevelBuildInput in{requested.level(l).type,
                        requested.levelExtent(l, coo.shape),
-                       entries.levelCoords.data() + l,
+                       entries.levelCoords.empty() ? nullptr : entries.levelCoords.data() + l,
                        L,
                        seg,
                        where};

@@ -5,6 +5,7 @@
 #include "format/levels/level_impl.h"
 #include "sparseflow/build.h"
 #include "support/check.h"
+#include "support/memory.h"
 
 namespace sparseflow {
 namespace {
@@ -21,6 +22,8 @@ void forEachLeaf(const Tensor& t, Emit&& emit) {
     if (t.values().size() == 1) emit(static_cast<const int64_t*>(nullptr), int64_t{0});
     return;
   }
+  // No stored values, no leaves: a 2^62 x 0 matrix must not expand its 2^62 rows.
+  if (t.values().size() == 0) return;
   std::vector<LevelExpansion> levels(static_cast<size_t>(L));
   std::vector<int64_t> parents = {0};
   for (int32_t l = 0; l < L; ++l) {
@@ -76,6 +79,9 @@ Coo toCoo(const Tensor& tensor) {
 
 std::vector<double> toDense(const Tensor& tensor) {
   const int64_t total = numElements(tensor.shape());
+  // A sparse tensor of a large shape densifies to more than the machine holds: a named error,
+  // not the OOM killer (the vector's zero fill touches every page).
+  checkAllocation(total <= INT64_MAX / 8 ? total * 8 : -1, "a dense copy of the tensor");
   std::vector<double> dense(static_cast<size_t>(total), 0.0);
   if (!tensor.isHybrid() && tensor.format().isDenseRowMajor()) {
     for (int64_t i = 0; i < total; ++i) dense[static_cast<size_t>(i)] = tensor.values().value(i);

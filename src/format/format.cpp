@@ -88,7 +88,7 @@ int64_t Format::levelExtent(int32_t l, const std::vector<int64_t>& shape) const 
   int64_t size = shape.at(static_cast<size_t>(e.dim));
   switch (e.op) {
     case LevelExpr::Op::kIdentity: return size;
-    case LevelExpr::Op::kDiv: return (size + e.block - 1) / e.block;
+    case LevelExpr::Op::kDiv: return size / e.block + (size % e.block != 0 ? 1 : 0);
     case LevelExpr::Op::kMod: return e.block;
   }
   return size;

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -25,19 +25,20 @@ std::string errnoText(const std::string& what, const std::filesystem::path& path
   return what + " " + path.string() + ": " + std::strerror(errno);
 }
 
-/// Reads everything from `fd`; false on a read error.
-bool readFd(int fd, std::string& out) {
+/// Reads up to `limit` + 1 bytes from `fd` into `out`; false on a read error.
+bool readFdBounded(int fd, uint64_t limit, std::string& out) {
   out.clear();
-  struct stat info {};
-  if (::fstat(fd, &info) == 0 && info.st_size > 0) out.reserve(static_cast<size_t>(info.st_size));
   char buffer[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+  while (out.size() <= limit) {
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(sizeof buffer, limit + 1 - out.size()));
+    const ssize_t n = ::read(fd, buffer, want);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return false;
     if (n == 0) return true;
     out.append(buffer, static_cast<size_t>(n));
   }
+  return true;
 }
 
 bool writeFd(int fd, const std::string& contents) {
@@ -49,54 +50,6 @@ bool writeFd(int fd, const std::string& contents) {
     done += static_cast<size_t>(n);
   }
   return true;
-}
-
-/// A name no other thread or process uses: pid plus a per-process counter.
-std::filesystem::path uniqueSibling(const std::filesystem::path& dir, const std::string& stem,
-                                    const std::string& suffix) {
-  static std::atomic<uint64_t> counter{0};
-  return dir / (stem + "." + std::to_string(::getpid()) + "." + std::to_string(counter++) + suffix);
-}
-
-/// dlopens the bytes behind `fd` (already verified) under a name nobody has loaded before.
-std::shared_ptr<const Module> loadVerified(int fd, const std::string& bytes,
-                                           const EntryPaths& paths, const std::string& key) {
-  // A hard link to the opened inode: the very bytes we hashed, even if the entry is replaced
-  // meanwhile, and a fresh name, so dlopen cannot hand back a stale handle for this path.
-  const std::string procPath = "/proc/self/fd/" + std::to_string(fd);
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    const std::filesystem::path link = uniqueSibling(paths.dir, key, ".load");
-    if (::linkat(AT_FDCWD, procPath.c_str(), AT_FDCWD, link.c_str(), AT_SYMLINK_FOLLOW) == 0) {
-      struct Unlink {
-        const std::filesystem::path& path;
-        ~Unlink() { ::unlink(path.c_str()); }
-      } unlinkLater{link};
-      return Module::load(link, paths.library);
-    }
-    if (errno != EEXIST) break;
-  }
-  // No hard link (read-only cache, no /proc): a private copy in the system temp dir.
-  std::error_code ec;
-  std::filesystem::path tempDir = std::filesystem::temp_directory_path(ec);
-  if (ec) tempDir = "/tmp";
-  std::string pattern = (tempDir / ("sparseflow-jit-" + key.substr(0, 16) + ".XXXXXX")).string();
-  const int copyFd = ::mkostemp(pattern.data(), O_CLOEXEC);
-  if (copyFd < 0) {
-    throw Error(ErrorCode::kCompileError,
-                errnoText("JIT: cannot create a private copy in", tempDir));
-  }
-  struct Cleanup {
-    int fd;
-    const std::string& path;
-    ~Cleanup() {
-      ::close(fd);
-      ::unlink(path.c_str());
-    }
-  } cleanup{copyFd, pattern};
-  if (!writeFd(copyFd, bytes)) {
-    throw Error(ErrorCode::kCompileError, errnoText("JIT: cannot write", pattern));
-  }
-  return Module::load(pattern, paths.library);
 }
 
 Lookup corrupt(std::string reason) {
@@ -197,9 +150,12 @@ std::optional<EntryMeta> parseMeta(const std::string& text) {
 }
 
 KeyLock::KeyLock(const std::filesystem::path& path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: never create or lock a file a planted symlink points at; O_NONBLOCK: a FIFO
+  // planted at the path does not hang the open (flock on it is harmless).
+  constexpr int kFlags = O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | kFlags, 0644);
   // flock works on a read-only descriptor too: a read-only cache still serializes with writers.
-  if (fd_ < 0) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) fd_ = ::open(path.c_str(), O_RDONLY | kFlags);
 }
 
 KeyLock::~KeyLock() {
@@ -218,29 +174,59 @@ void KeyLock::exclusive() {
   }
 }
 
-Lookup loadEntry(const EntryPaths& paths, const std::string& key) {
-  const int fd = ::open(paths.library.c_str(), O_RDONLY | O_CLOEXEC);
+FileRead readRegularFile(const std::filesystem::path& path, uint64_t limit) {
+  FileRead result;
+  // O_NOFOLLOW: a symlink (to /dev/zero, to another user's file) is refused, not followed.
+  // O_NONBLOCK: a FIFO planted at the path is opened without waiting for a writer, then refused.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return Lookup{};
-    return corrupt(errnoText("cannot open", paths.library));
+    result.status = errno == ENOENT ? FileRead::Status::kMissing : FileRead::Status::kUnusable;
+    result.reason =
+        errno == ELOOP ? path.string() + " is a symbolic link" : errnoText("cannot open", path);
+    return result;
   }
   struct Close {
     int fd;
     ~Close() { ::close(fd); }
   } closeLater{fd};
+  result.status = FileRead::Status::kUnusable;
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    result.reason = errnoText("cannot stat", path);
+    return result;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    result.reason = path.string() + " is not a regular file";
+    return result;
+  }
+  if (static_cast<uint64_t>(info.st_size) > limit) {
+    result.reason = path.string() + " has " + std::to_string(info.st_size) +
+                    " bytes, more than the limit of " + std::to_string(limit);
+    return result;
+  }
+  if (!readFdBounded(fd, limit, result.bytes)) {
+    result.reason = errnoText("cannot read", path);
+    return result;
+  }
+  if (result.bytes.size() > limit) {  // grew while read
+    result.reason = path.string() + " grew past the limit of " + std::to_string(limit) + " bytes";
+    return result;
+  }
+  result.status = FileRead::Status::kRead;
+  return result;
+}
 
-  std::string metaText;
-  const int metaFd = ::open(paths.meta.c_str(), O_RDONLY | O_CLOEXEC);
-  if (metaFd < 0) return corrupt(errnoText("cannot open", paths.meta));
-  const bool metaRead = readFd(metaFd, metaText);
-  ::close(metaFd);
-  if (!metaRead) return corrupt(errnoText("cannot read", paths.meta));
-  const std::optional<EntryMeta> meta = parseMeta(metaText);
+Lookup loadEntry(const EntryPaths& paths, const std::string& key) {
+  FileRead library = readRegularFile(paths.library, kMaxLibraryBytes);
+  if (library.status == FileRead::Status::kMissing) return Lookup{};
+  if (library.status != FileRead::Status::kRead) return corrupt(library.reason);
+  const FileRead metaFile = readRegularFile(paths.meta, kMaxMetaBytes);
+  if (metaFile.status != FileRead::Status::kRead) return corrupt(metaFile.reason);
+  const std::optional<EntryMeta> meta = parseMeta(metaFile.bytes);
   if (!meta) return corrupt("malformed " + paths.meta.string());
   if (meta->key != key) return corrupt(paths.meta.string() + " names key " + meta->key);
 
-  std::string bytes;
-  if (!readFd(fd, bytes)) return corrupt(errnoText("cannot read", paths.library));
+  const std::string& bytes = library.bytes;
   if (bytes.size() != meta->librarySize) {
     return corrupt(paths.library.string() + " has " + std::to_string(bytes.size()) +
                    " bytes, .meta says " + std::to_string(meta->librarySize) + " (truncated?)");
@@ -251,9 +237,12 @@ Lookup loadEntry(const EntryPaths& paths, const std::string& key) {
                    ", .meta says " + meta->librarySha256);
   }
   try {
+    // The verified bytes themselves, from sealed private memory: the entry may be replaced or
+    // rewritten in place meanwhile, and the path never reaches dlopen (which would hand back a
+    // stale handle for a path it has seen).
     Lookup lookup;
     lookup.status = Lookup::Status::kLoaded;
-    lookup.module = loadVerified(fd, bytes, paths, key);
+    lookup.module = Module::load(bytes, paths.library);
     return lookup;
   } catch (const Error& e) {
     return corrupt(std::string("dlopen failed: ") + e.what());
@@ -265,24 +254,37 @@ void removeEntry(const EntryPaths& paths) {
   ::unlink(paths.meta.c_str());
 }
 
-std::filesystem::path createUniqueFile(const std::filesystem::path& dir, const std::string& stem,
-                                       const std::string& suffix) {
+namespace {
+
+/// mkostemps of `<dir>/<stem>.<pid>.XXXXXX<suffix>` (mode 0644); the open descriptor.
+int createUniqueFd(const std::filesystem::path& dir, const std::string& stem,
+                   const std::string& suffix, std::filesystem::path* created) {
   std::string pattern =
       (dir / (stem + "." + std::to_string(::getpid()) + ".XXXXXX" + suffix)).string();
   const int fd = ::mkostemps(pattern.data(), static_cast<int>(suffix.size()), O_CLOEXEC);
   if (fd < 0) throw CacheWriteError(errnoText("cannot create a file in", dir));
   ::fchmod(fd, 0644);
-  ::close(fd);
-  return pattern;
+  *created = pattern;
+  return fd;
+}
+
+}  // namespace
+
+std::filesystem::path createUniqueFile(const std::filesystem::path& dir, const std::string& stem,
+                                       const std::string& suffix) {
+  std::filesystem::path created;
+  ::close(createUniqueFd(dir, stem, suffix, &created));
+  return created;
 }
 
 void writeFileAtomically(const std::filesystem::path& target, const std::string& contents) {
-  const std::filesystem::path temp =
-      createUniqueFile(target.parent_path(), target.filename().string(), ".tmp");
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  const bool ok = fd >= 0 && writeFd(fd, contents) && ::fsync(fd) == 0;
+  // Written through the descriptor mkostemps opened: the name is never opened again, so a file
+  // swapped in under it meanwhile cannot redirect the write.
+  std::filesystem::path temp;
+  const int fd = createUniqueFd(target.parent_path(), target.filename().string(), ".tmp", &temp);
+  const bool ok = writeFd(fd, contents) && ::fsync(fd) == 0;
   const std::string error = ok ? std::string() : errnoText("cannot write", temp);
-  if (fd >= 0) ::close(fd);
+  ::close(fd);
   if (!ok) {
     ::unlink(temp.c_str());
     throw CacheWriteError(error);
@@ -296,18 +298,13 @@ void writeFileAtomically(const std::filesystem::path& target, const std::string&
 }
 
 std::string readFileBytes(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw CacheWriteError(errnoText("cannot open", path));
-  std::string bytes;
-  const bool ok = readFd(fd, bytes);
-  const std::string error = ok ? std::string() : errnoText("cannot read", path);
-  ::close(fd);
-  if (!ok) throw CacheWriteError(error);
-  return bytes;
+  FileRead read = readRegularFile(path, kMaxLibraryBytes);
+  if (read.status != FileRead::Status::kRead) throw CacheWriteError(read.reason);
+  return std::move(read.bytes);
 }
 
 void syncPath(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return;
   ::fsync(fd);
   ::close(fd);

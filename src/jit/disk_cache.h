@@ -1,6 +1,7 @@
 // The on-disk cache: keys, entry paths, the per-key lock, atomic publication and verified loads.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -71,17 +72,35 @@ struct Lookup {
   std::string reason;                    ///< when kCorrupt: what was wrong
 };
 
-/// Verifies the entry (meta present and for this key, size and SHA-256 of the .so match) and loads
-/// exactly the bytes it verified: it dlopens a fresh hard link to the opened file (or a private
-/// copy) under a unique name, so that a stale handle of an earlier file at the same path is never
-/// returned. A dlopen failure counts as corruption.
+/// The largest .so an entry may hold (generated kernels are tens of KiB), and the largest .meta.
+inline constexpr uint64_t kMaxLibraryBytes = uint64_t{64} << 20;
+inline constexpr uint64_t kMaxMetaBytes = uint64_t{64} << 10;
+
+/// What readRegularFile found.
+struct FileRead {
+  enum class Status { kRead, kMissing, kUnusable };
+  Status status = Status::kMissing;
+  std::string bytes;   ///< when kRead
+  std::string reason;  ///< otherwise: what was wrong (names the path)
+};
+
+/// The whole of `path` when it is a regular file of at most `limit` bytes. Never follows a
+/// symlink at the last component, never blocks on a FIFO or device, never reads more than
+/// `limit` + 1 bytes (a growing file or /dev/zero behind the name is refused).
+FileRead readRegularFile(const std::filesystem::path& path, uint64_t limit);
+
+/// Reads the entry with readRegularFile (a missing .so is kMissing; a .so or .meta that is not a
+/// bounded regular file is kCorrupt), verifies it (meta for this key, size and SHA-256 of the .so)
+/// and loads exactly the bytes it verified through Module::load (a sealed private copy): the entry
+/// file is never mapped, so rewriting it in place cannot disturb the loaded module, and its path
+/// never reaches dlopen. A dlopen failure counts as corruption.
 Lookup loadEntry(const EntryPaths& paths, const std::string& key);
 
 /// Removes the entry's .so and .meta (the source and lock stay). Errors are ignored.
 void removeEntry(const EntryPaths& paths);
 
-/// Writes `contents` to a unique temporary file beside `target`, fsyncs and renames it into
-/// place. Throws CacheWriteError.
+/// Writes `contents` to a unique temporary file beside `target` (through the descriptor that
+/// created it), fsyncs and renames it into place. Throws CacheWriteError.
 void writeFileAtomically(const std::filesystem::path& target, const std::string& contents);
 
 /// Creates a unique empty file `<dir>/<stem>.<pid>.XXXXXX<suffix>` (mode 0644). Throws
@@ -89,7 +108,8 @@ void writeFileAtomically(const std::filesystem::path& target, const std::string&
 std::filesystem::path createUniqueFile(const std::filesystem::path& dir, const std::string& stem,
                                        const std::string& suffix);
 
-/// The whole file; throws CacheWriteError (named for the caller's fallback) when unreadable.
+/// The whole file (a regular file of at most kMaxLibraryBytes, as readRegularFile); throws
+/// CacheWriteError (named for the caller's fallback) otherwise.
 std::string readFileBytes(const std::filesystem::path& path);
 
 /// fsyncs a file or directory; errors are ignored (durability is best effort, the checksum guards

@@ -101,12 +101,19 @@ std::shared_ptr<const Module> buildPrivate(const std::string& source, const std:
   }
   detail::runCompiler(compiler, flags, sourcePath, library, sourcePath);
   *libraryPath = library;
-  return Module::load(library, library, dir);
+  std::string bytes;
+  try {
+    bytes = detail::readFileBytes(library);
+  } catch (const CacheWriteError& e) {
+    SF_FAIL(kCompileError) << "JIT: " << e.what();
+  }
+  return Module::load(bytes, library, dir);
 }
 
 /// Builds into the cache: source published first (atomically, compiled from there so diagnostics
-/// name it), object compiled into a unique temporary file, hashed, fsynced and test-loaded, then
-/// .meta and finally the .so renamed into place. Called under the exclusive key lock.
+/// name it), object compiled into a unique temporary file, read once (bounded), hashed, fsynced
+/// and loaded from those bytes, then .meta and finally the .so renamed into place. Called under
+/// the exclusive key lock.
 std::shared_ptr<const Module> buildInCache(const std::string& source, const std::string& key,
                                            const ResolvedCompiler& compiler,
                                            const std::vector<std::string>& flags,
@@ -124,11 +131,10 @@ std::shared_ptr<const Module> buildInCache(const std::string& source, const std:
   detail::runCompiler(compiler, flags, paths.source, temp, paths.source);
   const std::string bytes = detail::readFileBytes(temp);
   detail::syncPath(temp);
-  // Loading from the unique temporary name both validates the object before anyone else can see
-  // it and gives dlopen a name it has never seen.
+  // Loading the bytes that will be hashed validates the object before anyone else can see it.
   std::shared_ptr<const Module> module;
   try {
-    module = Module::load(temp, paths.library);
+    module = Module::load(bytes, paths.library);
   } catch (const Error& e) {
     SF_FAIL(kCompileError) << e.what() << "\nsource kept at: " << paths.source.string();
   }
@@ -239,6 +245,11 @@ CompileResult compile(const std::string& source, const CompilerOptions& options)
     result.fromCache = true;
     result.cached = cached;
     result.libraryPath = module->libraryPath();
+    if (!cached) {
+      result.note =
+          "reused a module this process compiled in a private temporary directory "
+          "(not in the disk cache)";
+    }
     result.module = std::move(module);
     return finish(std::move(result));
   };

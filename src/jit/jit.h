@@ -28,14 +28,20 @@ struct CompilerOptions {
 /// {"-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17"}, the rest empty.
 CompilerOptions defaultCompilerOptions();
 
+namespace detail {
+class SealedImage;
+}
+
 /// A loaded shared object; dlclose when the last shared_ptr to it goes. Function pointers taken
 /// from it are valid only while a shared_ptr to it lives.
 class Module {
  public:
-  /// dlopens `loadPath` (RTLD_NOW | RTLD_LOCAL). `libraryPath` is what messages name (the cache
-  /// entry), `removeOnClose` a private directory deleted after dlclose (empty: none). Throws
-  /// Error(kCompileError) with dlerror() when the object cannot be loaded.
-  static std::shared_ptr<const Module> load(const std::filesystem::path& loadPath,
+  /// dlopens `bytes` (a shared object the caller has verified) from a private sealed copy in
+  /// memory (detail::SealedImage), never from a file another process could rewrite while it is
+  /// mapped. `libraryPath` is what messages name (the cache entry), `removeOnClose` a private
+  /// directory deleted after dlclose (empty: none). Throws Error(kCompileError) with dlerror()
+  /// when the object cannot be loaded.
+  static std::shared_ptr<const Module> load(const std::string& bytes,
                                             std::filesystem::path libraryPath,
                                             std::filesystem::path removeOnClose = {});
   ~Module();
@@ -58,9 +64,11 @@ class Module {
   const std::filesystem::path& libraryPath() const { return libraryPath_; }
 
  private:
-  Module(void* handle, std::filesystem::path libraryPath, std::filesystem::path removeOnClose);
+  Module(void* handle, std::unique_ptr<detail::SealedImage> image,
+         std::filesystem::path libraryPath, std::filesystem::path removeOnClose);
 
   void* handle_;
+  std::unique_ptr<detail::SealedImage> image_;  ///< the bytes dlopen mapped, alive while loaded
   std::filesystem::path libraryPath_;
   std::filesystem::path removeOnClose_;
 };

@@ -1,4 +1,5 @@
-// Module: dlopen/dlsym/dlclose of one JIT shared object, and pinning of the OpenMP runtime.
+// Module: dlopen/dlsym/dlclose of one JIT shared object from a sealed private copy of its verified
+// bytes, and pinning of the OpenMP runtime.
 #include <dlfcn.h>
 #include <link.h>
 
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "jit/jit.h"
+#include "jit/sealed_image.h"
 #include "support/check.h"
 
 namespace sparseflow::jit {
@@ -43,33 +45,56 @@ void pinOpenMpRuntimes() {
 
 }  // namespace
 
-std::shared_ptr<const Module> Module::load(const std::filesystem::path& loadPath,
+std::shared_ptr<const Module> Module::load(const std::string& bytes,
                                            std::filesystem::path libraryPath,
                                            std::filesystem::path removeOnClose) {
-  // dlerror() is per thread in glibc, so the message read below is this call's.
-  void* handle = dlopen(loadPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
+  using detail::SealedImage;
+  // A sealed memfd first; an owner-only temporary file where memfds, /proc or executable memfds
+  // (vm.memfd_noexec) are unavailable. dlerror() is per thread in glibc: the message is ours.
+  std::unique_ptr<SealedImage> image;
+  void* handle = nullptr;
+  std::string errors;
+  for (SealedImage::Kind kind : {SealedImage::Kind::kMemfd, SealedImage::Kind::kPrivateFile}) {
+    try {
+      image = std::make_unique<SealedImage>(bytes, kind, libraryPath.string());
+    } catch (const Error& e) {
+      errors += std::string(errors.empty() ? "" : "; ") + e.what();
+      continue;
+    }
+    handle = dlopen(image->path().c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) break;
     const char* error = dlerror();
-    SF_FAIL(kCompileError) << "JIT: cannot load " << libraryPath.string() << ": "
-                           << (error ? error : "unknown dlopen error");
+    errors += std::string(errors.empty() ? "" : "; ") + (error ? error : "unknown dlopen error");
+    image.reset();
+  }
+  if (handle == nullptr) {
+    SF_FAIL(kCompileError) << "JIT: cannot load " << libraryPath.string() << ": " << errors;
   }
   pinOpenMpRuntimes();
   try {
     return std::shared_ptr<const Module>(
-        new Module(handle, std::move(libraryPath), std::move(removeOnClose)));
+        new Module(handle, std::move(image), std::move(libraryPath), std::move(removeOnClose)));
   } catch (...) {
     dlclose(handle);
     throw;
   }
 }
 
-Module::Module(void* handle, std::filesystem::path libraryPath, std::filesystem::path removeOnClose)
+Module::Module(void* handle, std::unique_ptr<detail::SealedImage> image,
+               std::filesystem::path libraryPath, std::filesystem::path removeOnClose)
     : handle_(handle),
+      image_(std::move(image)),
       libraryPath_(std::move(libraryPath)),
       removeOnClose_(std::move(removeOnClose)) {}
 
 Module::~Module() {
   dlclose(handle_);
+  // A module that stays resident (a GNU unique symbol, another dlopen of it) is what glibc hands
+  // back for its path: the path must then go on naming these bytes for the life of the process.
+  if (void* resident = dlopen(image_->path().c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(resident);
+    image_->keepForever();
+  }
   if (!removeOnClose_.empty()) {
     std::error_code ignored;
     std::filesystem::remove_all(removeOnClose_, ignored);

@@ -27,9 +27,9 @@ struct GemmArgs {
   Activation activation = Activation::kNone;
 };
 
-/// ceil(a / b) for a >= 0, b > 0.
+/// ceil(a / b) for a >= 0, b > 0 (no overflow near INT64_MAX).
 inline int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b != 0 ? 1 : 0);
 }
 
 }  // namespace sparseflow::kernels

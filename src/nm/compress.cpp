@@ -16,25 +16,33 @@ using detail::ImpactSums;
 using detail::MetaWriter;
 
 int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b != 0 ? 1 : 0);
 }
 
 /// Sizes of the n:m storage of a rows x cols matrix.
 struct Layout {
   int64_t rows = 0, cols = 0, groups = 0, slotsPerRow = 0;
   int32_t bits = 0;
+  int64_t rowBits = 0, totalBits = 0;  ///< metadata bits per row and in all
   Layout(int64_t r, int64_t c, NMPattern p)
       : rows(r),
         cols(c),
         groups(ceilDiv(c, p.m)),
         slotsPerRow(groups * p.n),
-        bits(detail::metaBits(p.m)) {}
-  int64_t slots() const { return rows * slotsPerRow; }
-  int64_t metaBytes() const { return ceilDiv(slots() * bits, 8); }
-  /// Rows per parallel chunk, so that every chunk's meta starts on a byte.
-  int64_t chunkRows() const {
-    return detail::chunkRowsFor(cols, detail::byteAlignedRows(slotsPerRow * bits));
+        bits(detail::metaBits(p.m)) {
+    // The shape is the caller's: the bit counts below must not wrap (the slot counts fit then).
+    // A matrix without rows stores nothing, however wide.
+    const bool wraps = __builtin_mul_overflow(slotsPerRow, int64_t{bits}, &rowBits) ||
+                       __builtin_mul_overflow(rows, rowBits, &totalBits);
+    SF_CHECK_CODE(rows == 0 || !wraps, ErrorCode::kOutOfMemory)
+        << "a " << rows << "x" << cols << " " << p.toString()
+        << " matrix needs more than 2^63 bits of n:m metadata";
+    if (wraps) rowBits = 0;
   }
+  int64_t slots() const { return rows * slotsPerRow; }
+  int64_t metaBytes() const { return ceilDiv(totalBits, 8); }
+  /// Rows per parallel chunk, so that every chunk's meta starts on a byte.
+  int64_t chunkRows() const { return detail::chunkRowsFor(cols, detail::byteAlignedRows(rowBits)); }
 };
 
 /// What the row kernel does with each group.
@@ -190,8 +198,9 @@ Tensor compressMatrix(const DenseMatrix& matrix, NMPattern pattern, Impact* impa
     const auto* in = static_cast<const Storage*>(matrix.data());
     auto* out = values.as<Storage>();
     auto* metaOut = meta.as<uint8_t>();
-    std::vector<ImpactSums> rowSums(kMode == Mode::kSparsify ? static_cast<size_t>(matrix.rows)
-                                                             : 0);
+    const bool empty = matrix.rows == 0 || matrix.cols == 0;  // no rows are visited then
+    std::vector<ImpactSums> rowSums(
+        kMode == Mode::kSparsify && !empty ? static_cast<size_t>(matrix.rows) : 0);
     const double scale = kMode == Mode::kSparsify ? detail::impactScale(matrix) : 1.0;
     const int64_t result = detail::dispatchGroupSize(pattern.m, [&](auto groupSize) {
       constexpr int kM = decltype(groupSize)::value;

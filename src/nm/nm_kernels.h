@@ -251,7 +251,9 @@ inline Impact finishImpact(const ImpactSums& s, int64_t total, double scale) {
 /// index (-1 when none); chunks after a known failure are skipped.
 template <typename Body>
 int64_t forEachChunk(int64_t rows, int64_t chunkRows, int64_t work, Body&& body) {
-  const int64_t chunks = (rows + chunkRows - 1) / chunkRows;
+  // No elements, nothing to do: a 2^62 x 0 matrix must not loop over its rows.
+  if (work == 0) return -1;
+  const int64_t chunks = rows / chunkRows + (rows % chunkRows != 0 ? 1 : 0);
   std::atomic<int64_t> firstFailure{std::numeric_limits<int64_t>::max()};
   std::atomic<int64_t> firstFailedChunk{std::numeric_limits<int64_t>::max()};
 #pragma omp parallel for schedule(static) if (work > (int64_t{1} << 15))

@@ -371,6 +371,7 @@ std::string Kernel::describe() const {
   }
   out << "  compiled: " << (impl_->compiled.fromCache ? "from cache" : "now") << ", "
       << impl_->compiled.libraryPath.string() << "\n";
+  if (!impl_->compiled.note.empty()) out << "  cache: " << impl_->compiled.note << "\n";
   return out.str();
 }
 

@@ -309,7 +309,7 @@ TEST(CapiLinear, CreateErrors) {
       SPARSEFLOW_STATUS_INVALID_ARGUMENT, "takes no bias");
   EXPECT_SF_ERROR(
       sparseflow_linear_create(context.get(), w.compressed.get(), bias.data(), 3, "bias", &raw),
-      SPARSEFLOW_STATUS_INVALID_ARGUMENT, "bias has 3 values", "4 output features");
+      SPARSEFLOW_STATUS_INVALID_ARGUMENT, "argument 'bias_count' is 3", "4 output features");
   EXPECT_SF_ERROR(
       sparseflow_linear_create(context.get(), w.compressed.get(), nullptr, 4, "bias", &raw),
       SPARSEFLOW_STATUS_INVALID_ARGUMENT, "argument 'bias' is null");

@@ -247,5 +247,52 @@ TEST(CapiThreads, LastErrorIsPerThread) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+TEST(CapiThreads, HandlesAndOptionsMadeAndDestroyedFromEightThreads) {
+  // The handle registry and an options handle shared by all threads: creates, destroys, stale
+  // uses and setters race with compiles that read the options (hand-tuned CSR SpMM: no compiler).
+  ContextPtr context = makeContext(1);
+  SparseFlowKernelOptions* shared = nullptr;
+  ASSERT_SF_OK(sparseflow_kernel_options_create(&shared));
+  ASSERT_SF_OK(sparseflow_kernel_options_set_format(shared, "A", "csr"));
+  std::atomic<int> wrong{0};
+  std::barrier start(kThreads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&, t] {
+      const std::vector<float> values = {1.0f, 2.0f, float(t)};
+      const int64_t shape[1] = {3};
+      start.arrive_and_wait();
+      for (int i = 0; i < 50; ++i) {
+        SparseFlowTensor* tensor = nullptr;
+        if (sparseflow_tensor_create_dense(context.get(), SPARSEFLOW_DTYPE_F32, 1, shape,
+                                           values.data(), 3, &tensor) != SPARSEFLOW_STATUS_OK ||
+            sparseflow_tensor_destroy(tensor) != SPARSEFLOW_STATUS_OK) {
+          ++wrong;
+        }
+        int32_t rank = 0;
+        if (sparseflow_tensor_get_rank(tensor, &rank) != SPARSEFLOW_STATUS_INVALID_ARGUMENT)
+          ++wrong;
+        if (sparseflow_kernel_options_set_schedule(shared, t % 2 ? "" : nullptr) !=
+                SPARSEFLOW_STATUS_OK ||
+            sparseflow_kernel_options_set_dtype(shared, "B", SPARSEFLOW_DTYPE_F32) !=
+                SPARSEFLOW_STATUS_OK) {
+          ++wrong;
+        }
+        if (i % 10 == 0) {
+          SparseFlowKernel* kernel = nullptr;
+          if (sparseflow_kernel_compile_with_options(context.get(), "C(i,j) = A(i,k) * B(k,j)",
+                                                     shared, &kernel) != SPARSEFLOW_STATUS_OK) {
+            if (++wrong == 1) ADD_FAILURE() << sparseflow_last_error();
+          }
+          sparseflow_kernel_destroy(kernel);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : pool) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  ASSERT_SF_OK(sparseflow_kernel_options_destroy(shared));
+}
+
 }  // namespace
 }  // namespace sparseflow_capi_test

@@ -9,7 +9,7 @@ namespace sparseflow::format {
 namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b != 0 ? 1 : 0);
 }
 
 void writeOffset(std::vector<uint8_t>& meta, int64_t slot, int32_t bits, int64_t offset) {
@@ -120,11 +120,17 @@ class NMLevel final : public LevelImpl {
   void validate(const LevelType& type, int64_t extent, const LevelStorage& storage,
                 int64_t numParents, const std::string& where) const override {
     const int64_t groups = ceilDiv(extent, type.m);
-    const int64_t slots = numParents * groups * type.n;
     const int32_t bits = nmMetaBits(type.m);
-    SF_CHECK_CODE(storage.meta.size() == ceilDiv(slots * bits, 8), ErrorCode::kInvalidFormat)
+    int64_t slots = 0, metaBits = 0;
+    SF_CHECK_CODE(!__builtin_mul_overflow(numParents, groups, &slots) &&
+                      !__builtin_mul_overflow(slots, type.n, &slots) &&
+                      !__builtin_mul_overflow(slots, bits, &metaBits),
+                  ErrorCode::kOutOfMemory)
+        << where << ": " << numParents << " x " << groups << " groups of " << type.n
+        << " slots, at " << bits << " metadata bits each, do not fit in 63 bits";
+    SF_CHECK_CODE(storage.meta.size() == ceilDiv(metaBits, 8), ErrorCode::kInvalidFormat)
         << where << ": meta has " << storage.meta.size() << " bytes, expected "
-        << ceilDiv(slots * bits, 8);
+        << ceilDiv(metaBits, 8);
     const uint8_t* meta = storage.meta.as<uint8_t>();
     for (int64_t g = 0; g < numParents * groups; ++g) {
       int64_t previous = -1;

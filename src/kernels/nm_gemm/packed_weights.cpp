@@ -1,7 +1,9 @@
 // Regroups the n:m format's 2:4 storage into PackedNMWeights (see packed_weights.h).
 #include "kernels/nm_gemm/packed_weights.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "kernels/gemm_args.h"
 #include "support/check.h"
@@ -38,7 +40,18 @@ PackedNMWeights packNMWeights(const Tensor& weights, int32_t lanes) {
   packed.valueType = weights.dtype();
   packed.steps = ceilDiv(std::max<int64_t>(packed.inFeatures, 1), lanes);
   packed.pairs = ceilDiv(ceilDiv(packed.outFeatures, 2), 4) * 4;
-  packed.values = hwy::AllocateAligned<uint8_t>(static_cast<size_t>(packed.valueBytes()));
+  // Sizes come from the caller's shape: checked, so that a wrapped product never reaches the
+  // allocator (Highway aborts on a zero-byte request, hence the 1-byte floor for 0 rows).
+  int64_t blocks = 0, valueBytes = 0;
+  SF_CHECK_CODE(
+      !__builtin_mul_overflow(packed.pairs, packed.steps, &blocks) &&
+          !__builtin_mul_overflow(blocks, lanes * dtypeSize(packed.valueType), &valueBytes) &&
+          valueBytes < std::numeric_limits<int64_t>::max() - 4,
+      ErrorCode::kOutOfMemory)
+      << "packing 2:4 weights " << packed.outFeatures << "x" << packed.inFeatures
+      << " needs more than 2^63 bytes";
+  packed.values =
+      hwy::AllocateAligned<uint8_t>(static_cast<size_t>(std::max<int64_t>(valueBytes, 1)));
   // 4 bytes of slack: kernels read each block's metadata with one 32-bit load.
   packed.meta = hwy::AllocateAligned<uint8_t>(static_cast<size_t>(packed.metaBytes() + 4));
   SF_CHECK_CODE(packed.values && packed.meta, ErrorCode::kOutOfMemory)

@@ -23,125 +23,12 @@
 #include "jit/jit.h"
 #include "jit/sha256.h"
 #include "sparseflow/error.h"
+#include "unit/jit/jit_test_helpers.h"
 
 extern char** environ;
 
 namespace sparseflow::jit {
 namespace {
-
-namespace fs = std::filesystem;
-
-/// A fresh directory under the system temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "sparseflow-jit-test-XXXXXX").string();
-    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-/// Sets an environment variable for one scope (tests that call it run no threads meanwhile).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old != nullptr) old_ = old;
-    hadOld_ = old != nullptr;
-    if (value) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (hadOld_) {
-      ::setenv(name_.c_str(), old_.c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_, old_;
-  bool hadOld_ = false;
-};
-
-/// An OpenMP-parallel dot product with a float64 accumulator; `tag` makes the source (and key)
-/// unique so that tests never share a key by accident.
-std::string dotSource(const std::string& tag) {
-  return "// test kernel " + tag + R"(
-#include <omp.h>
-extern "C" double sf_dot(const float* a, const float* b, long n) {
-  double sum = 0;
-#pragma omp parallel for reduction(+ : sum) schedule(static)
-  for (long i = 0; i < n; ++i) sum += static_cast<double>(a[i]) * static_cast<double>(b[i]);
-  return sum;
-}
-extern "C" int sf_max_threads() { return omp_get_max_threads(); }
-)";
-}
-
-std::string uniqueTag(const std::string& name) {
-  std::random_device device;
-  return name + " " + std::to_string(::getpid()) + " " + std::to_string(device()) + " " +
-         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-}
-
-CompilerOptions optionsIn(const fs::path& cacheDir) {
-  CompilerOptions options = defaultCompilerOptions();
-  options.cacheDir = cacheDir;
-  return options;
-}
-
-/// Calls sf_dot on random data and compares with a float64 reference.
-void expectDotWorks(const Module& module, uint64_t seed = 7) {
-  using DotFn = double (*)(const float*, const float*, long);
-  const auto dot = module.function<DotFn>("sf_dot");
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  const long n = 100003;
-  std::vector<float> a(n), b(n);
-  double reference = 0;
-  for (long i = 0; i < n; ++i) {
-    a[i] = value(rng);
-    b[i] = value(rng);
-    reference += static_cast<double>(a[i]) * static_cast<double>(b[i]);
-  }
-  EXPECT_NEAR(dot(a.data(), b.data(), n), reference, 1e-9 * n);
-  EXPECT_GE(module.function<int (*)()>("sf_max_threads")(), 1);
-}
-
-std::string readText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void writeText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
-ErrorCode codeOf(const std::function<void()>& f, std::string* message) {
-  try {
-    f();
-  } catch (const Error& e) {
-    *message = e.what();
-    return e.code();
-  }
-  return ErrorCode::kOk;
-}
 
 TEST(JitSha256, KnownVectors) {
   EXPECT_EQ(sha256Hex("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
@@ -294,11 +181,6 @@ TEST(Jit, MissingSymbolIsAClearError) {
   EXPECT_NE(message.find("'sf_not_there' not found in " + result.libraryPath.string()),
             std::string::npos)
       << message;
-}
-
-fs::path metaOf(const fs::path& library) {
-  fs::path meta = library;
-  return meta.replace_extension(".meta");
 }
 
 /// Compiles `source` into `dir`, damages the entry with `damage`, and expects a rebuild.
@@ -477,7 +359,7 @@ TEST(JitProcess, CompileIntoSharedCache) {
 TEST(JitProcess, ProcessesShareOneCache) {
   TempDir dir;
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  constexpr int kProcesses = 4;
+  constexpr int kProcesses = 6;
   std::vector<pid_t> children;
   for (int p = 0; p < kProcesses; ++p) {
     std::vector<std::string> env;
@@ -513,6 +395,19 @@ TEST(JitProcess, ProcessesShareOneCache) {
   // The per-key flock makes it one compile; correctness would not depend on it.
   EXPECT_GE(compiled, 1);
   EXPECT_LE(compiled, 1) << "the per-key lock should have avoided duplicate compiles";
+  // Exactly one entry, valid, and no temporary file left behind.
+  std::vector<std::string> entryFiles;
+  for (const auto& file : fs::recursive_directory_iterator(dir.path())) {
+    const std::string ext = file.path().extension().string();
+    if (ext == ".so" || ext == ".meta" || ext == ".tmp" || ext == ".load") {
+      entryFiles.push_back(file.path().filename().string());
+    }
+  }
+  ASSERT_EQ(entryFiles.size(), 2u) << ::testing::PrintToString(entryFiles);
+  const CompileResult probe = compile(dotSource("shared between processes"), optionsIn(dir.path()));
+  const detail::Lookup lookup =
+      detail::loadEntry(detail::entryPaths(dir.path(), probe.key), probe.key);
+  EXPECT_EQ(lookup.status, detail::Lookup::Status::kLoaded) << lookup.reason;
   const CompileResult parent =
       compile(dotSource("shared between processes"), optionsIn(dir.path()));
   EXPECT_TRUE(parent.fromCache);
