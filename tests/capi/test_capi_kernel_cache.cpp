@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "capi/capi_test_helpers.h"
+#include "common/unprivileged.h"
 
 extern char** environ;
 
@@ -175,17 +176,19 @@ TEST(CapiKernelCache, UnwritableCacheDirectoryCompilesAndSaysSo) {
 }
 
 TEST(CapiKernelCache, ReadOnlyCacheDirectoryCompilesAndSaysSo) {
-  if (::geteuid() == 0) GTEST_SKIP() << "permissions do not stop root";
-  TempDir dir;
-  fs::permissions(dir.path(), fs::perms::owner_read | fs::perms::owner_exec);
-  const ScopedCacheDir scoped(dir.path());
-  ContextPtr context = makeContext(1);
-  KernelPtr kernel = compileSpmv(context.get(), "ReadOnly");
-  ASSERT_TRUE(kernel);
-  EXPECT_TRUE(spmvMatches(context.get(), kernel.get(), "ReadOnly"));
-  EXPECT_NE(descriptionOf(kernel.get()).find("compiled in a private temporary directory"),
-            std::string::npos);
-  EXPECT_TRUE(entryFiles(dir.path()).empty()) << "nothing written to a read-only cache";
+  sparseflow::testing::withFilePermissions([] {
+    TempDir dir;
+    fs::permissions(dir.path(), fs::perms::owner_read | fs::perms::owner_exec);
+    const ScopedCacheDir scoped(dir.path());
+    ContextPtr context = makeContext(1);
+    KernelPtr kernel = compileSpmv(context.get(), "ReadOnly");
+    ASSERT_TRUE(kernel);
+    EXPECT_TRUE(spmvMatches(context.get(), kernel.get(), "ReadOnly"));
+    EXPECT_NE(descriptionOf(kernel.get()).find("compiled in a private temporary directory"),
+              std::string::npos);
+    EXPECT_TRUE(entryFiles(dir.path()).empty()) << "nothing written to a read-only cache";
+    fs::permissions(dir.path(), fs::perms::owner_all);
+  });
 }
 
 TEST(CapiKernelCache, TruncatedEntryIsRebuiltAndSaysSo) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "common/unprivileged.h"
 #include "jit/disk_cache.h"
 #include "jit/jit.h"
 #include "jit/sha256.h"
@@ -205,29 +206,31 @@ TEST(JitCacheSafety, MissingCacheDirectoryIsCreated) {
 }
 
 TEST(JitCacheSafety, ReadOnlyCacheStillServesItsValidEntries) {
-  if (::geteuid() == 0) GTEST_SKIP() << "permissions do not stop root";
-  TempDir dir;
-  const std::string source = dotSource(uniqueTag("read-only hit"));
-  fs::path library;
-  {
-    const CompileResult first = compile(source, optionsIn(dir.path()));
-    library = first.libraryPath;
-  }
-  const auto readOnly = fs::perms::owner_read | fs::perms::owner_exec;
-  fs::permissions(dir.path(), readOnly);
-  fs::permissions(library.parent_path(), readOnly);
-  const CompileResult hit = compile(source, optionsIn(dir.path()));
-  EXPECT_TRUE(hit.fromCache) << hit.note;
-  expectDotWorks(*hit.module);
-  fs::permissions(library.parent_path(), fs::perms::owner_all);
+  sparseflow::testing::withFilePermissions([] {
+    TempDir dir;
+    const std::string source = dotSource(uniqueTag("read-only hit"));
+    fs::path library;
+    {
+      const CompileResult first = compile(source, optionsIn(dir.path()));
+      library = first.libraryPath;
+    }
+    const auto readOnly = fs::perms::owner_read | fs::perms::owner_exec;
+    fs::permissions(dir.path(), readOnly);
+    fs::permissions(library.parent_path(), readOnly);
+    const CompileResult hit = compile(source, optionsIn(dir.path()));
+    EXPECT_TRUE(hit.fromCache) << hit.note;
+    expectDotWorks(*hit.module);
+    fs::permissions(library.parent_path(), fs::perms::owner_all);
 
-  // A new kernel in that read-only cache compiles privately, and says so.
-  const CompileResult miss = compile(dotSource(uniqueTag("read-only miss")), optionsIn(dir.path()));
-  EXPECT_FALSE(miss.cached);
-  EXPECT_NE(miss.note.find("compiled in a private temporary directory"), std::string::npos)
-      << miss.note;
-  expectDotWorks(*miss.module);
-  fs::permissions(dir.path(), fs::perms::owner_all);
+    // A new kernel in that read-only cache compiles privately, and says so.
+    const CompileResult miss =
+        compile(dotSource(uniqueTag("read-only miss")), optionsIn(dir.path()));
+    EXPECT_FALSE(miss.cached);
+    EXPECT_NE(miss.note.find("compiled in a private temporary directory"), std::string::npos)
+        << miss.note;
+    expectDotWorks(*miss.module);
+    fs::permissions(dir.path(), fs::perms::owner_all);
+  });
 }
 
 TEST(JitCacheSafety, ReadRegularFileBoundsWhatItReads) {
