@@ -17,6 +17,7 @@
 #include "sparseflow/commands.h"
 #include "sparseflow/error.h"
 #include "sparseflow/format.h"
+#include "sparseflow/quick_timing.h"
 
 namespace sparseflow::tools {
 namespace {
@@ -76,7 +77,7 @@ Plan makePlan(const BenchmarkArgs& args) {
   if (args.repeat < 1 || args.repeat > 1000) {
     fail("--repeat " + std::to_string(args.repeat) + ": expected 1 to 1000 timed runs");
   }
-  plan.repeat = args.repeat;
+  plan.repeat = quickTiming() ? 1 : args.repeat;
   plan.threads = args.threads == 0 ? omp_get_max_threads() : args.threads;
   if (plan.threads < 1 || plan.threads > 1024) {
     fail("--threads " + std::to_string(args.threads) + ": expected 1 to 1024");

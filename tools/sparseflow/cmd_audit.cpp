@@ -10,6 +10,7 @@
 #include "sparseflow/error.h"
 #include "sparseflow/process.h"
 #include "sparseflow/progress.h"
+#include "sparseflow/quick_timing.h"
 #include "sparseflow/weights.h"
 
 namespace sparseflow::tools {
@@ -25,6 +26,11 @@ struct AuditArgs {
 
 int runAudit(AuditArgs& args) {
   if (args.threads > 0) omp_set_num_threads(args.threads);
+  if (quickTiming()) {  // a smoke test of the command: two rounds, no minimum time, no re-measuring
+    args.audit.runs = 2;
+    args.audit.minTimeMs = 0;
+    args.audit.attempts = 1;
+  }
   std::vector<std::string> ignored;
   std::vector<Weight> weights = listWeights(args.input, args.weights, &ignored);
   MachineInfo machine = describeMachine();

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "common/real_data_files.h"
+#include "common/entry_bits.h"
 #include "sparseflow/build.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
@@ -30,22 +31,7 @@ std::vector<fs::path> matrixFiles() {
   return out;
 }
 
-/// Entries sorted by coordinates as (row, column, value bits); explicit zeros dropped when asked.
-std::vector<std::tuple<int64_t, int64_t, uint64_t>> entries(const Tensor& t, bool dropZeros) {
-  const Coo coo = toCoo(t);
-  std::vector<std::tuple<int64_t, int64_t, uint64_t>> out;
-  for (int64_t e = 0; e < coo.numEntries(); ++e) {
-    const double v = coo.values[static_cast<size_t>(e)];
-    if (dropZeros && v == 0) continue;
-    uint64_t bits;
-    std::memcpy(&bits, &v, 8);
-    if (std::isnan(v)) bits = 0x7ff8000000000000ull;  // any NaN is the same value
-    out.emplace_back(coo.coords[static_cast<size_t>(2 * e)],
-                     coo.coords[static_cast<size_t>(2 * e + 1)], bits);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using testing::entryBits;
 
 class RealMatrix : public ::testing::TestWithParam<fs::path> {};
 
@@ -57,8 +43,8 @@ TEST_P(RealMatrix, DefaultReadRoundTripsThroughEveryFormatAndMtxExactly) {
   const fs::path& path = GetParam();
   const Tensor original = read(path.string());
   ASSERT_EQ(original.rank(), 2);
-  const auto stored = entries(original, false);
-  const auto nonzero = entries(original, true);
+  const auto stored = entryBits(original, false);
+  const auto nonzero = entryBits(original, true);
   const MatrixStatistics stats = matrixStatistics(original);
   const fs::path dir = fs::temp_directory_path() /
                        ("sf_exact_rt_" + std::to_string(getpid()) + "_" + path.filename().string());
@@ -66,6 +52,13 @@ TEST_P(RealMatrix, DefaultReadRoundTripsThroughEveryFormatAndMtxExactly) {
   for (const std::string format :
        {"csr", "csc", "coo", "dcsr", "bsr:4x4", "bsr:1x8", "ell:8", "hyb"}) {
     SCOPED_TRACE(format);
+#ifdef SPARSEFLOW_SANITIZED
+    // Under the sanitizers every file still round-trips, the larger ones through a sample of the
+    // formats (one per kind of level), to keep the run short; the release run covers every pair.
+    if (original.numStored() > 20000 && format != "csc" && format != "bsr:4x4" && format != "hyb") {
+      continue;
+    }
+#endif
     if (format == "ell:8" && stats.maxRow > 8) {
       try {
         convert(original, format);
@@ -83,7 +76,7 @@ TEST_P(RealMatrix, DefaultReadRoundTripsThroughEveryFormatAndMtxExactly) {
     EXPECT_EQ(back.shape(), original.shape());
     // Formats with zero fill (blocks, ELL slots) cannot tell an explicit zero from fill.
     const bool fills = format.starts_with("bsr") || format.starts_with("ell") || format == "hyb";
-    ASSERT_EQ(entries(back, fills), fills ? nonzero : stored);
+    ASSERT_EQ(entryBits(back, fills), fills ? nonzero : stored);
     EXPECT_EQ(compareValues(original, back).changed, 0);
   }
   fs::remove_all(dir);
