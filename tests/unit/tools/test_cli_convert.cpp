@@ -142,6 +142,7 @@ TEST_F(Convert, DenseNpyTo24ReportsTheImpactOfPruning) {
   expectImpact(t["impact"], w, pruned);
   Tensor back = read(path("w.sft"));
   EXPECT_EQ(back.format().toString(), "2:4");
+  EXPECT_EQ(back.dtype(), DType::kF32) << "an f32 .npy stays f32 (it was written as f64)";
   EXPECT_EQ(t["bytes_after"].get<int64_t>(), back.storageBytes());
   EXPECT_EQ(asFloats(toDense(back)), pruned);
 
