@@ -2,9 +2,11 @@
 # Runs every libFuzzer target for SECONDS each on its seed files (see tests/fuzz/CMakeLists.txt),
 # keeping the grown corpus in fuzz-corpus/NAME. A finding leaves a crash-* file and fails the run;
 # turn each into a regression test under tests/unit/io.
+# Usage: scripts/fuzz.sh [BUILD] [SECONDS] [NAME...]   (no NAME: every target, one after another)
 set -euo pipefail
 build="${1:-build-fuzz}"
 seconds="${2:-60}"
+shift $(( $# < 2 ? $# : 2 ))
 declare -A seeds=(
   [fuzz_matrix_market]="data/suitesparse/LAGraph/data data/taco/test/data data/mlir/test/Integration/data data/debian-r-cran-matrix/external"
   [fuzz_frostt]="data/mlir/test/Integration/data data/taco/test/data"
@@ -18,8 +20,11 @@ declare -A seeds=(
   [fuzz_schedule]="tests/fuzz/schedule_seeds"
   [fuzz_capi]="tests/fuzz/capi_seeds"
 )
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=("${!seeds[@]}")
 status=0
-for name in "${!seeds[@]}"; do
+for name in "${names[@]}"; do
+  [ -n "${seeds[$name]+x}" ] || { echo "fuzz.sh: no target named $name" >&2; status=1; continue; }
   bin="$build/bin/$name"
   [ -x "$bin" ] || { echo "fuzz.sh: $bin is missing" >&2; status=1; continue; }
   corpus="fuzz-corpus/$name"
