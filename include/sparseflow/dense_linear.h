@@ -15,7 +15,7 @@ namespace sparseflow {
 
 /// Options for DenseLinear; defaults suit inference.
 struct DenseLinearOptions {
-  int32_t threads = 0;  ///< 0: OpenMP's default (all cores)
+  int32_t threads = 0;  ///< 0: OpenMP's default (all cores); at most min(4096, OpenMP's limit)
 };
 
 /// y = epilogue(x · Wᵀ + b) with W dense (out_features × in_features, row-major) in f32, bf16 or

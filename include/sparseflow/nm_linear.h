@@ -14,7 +14,7 @@ namespace sparseflow {
 
 /// Options for NMLinear; defaults suit inference.
 struct NMLinearOptions {
-  int32_t threads = 0;  ///< 0: OpenMP's default (all cores)
+  int32_t threads = 0;  ///< 0: OpenMP's default (all cores); at most min(4096, OpenMP's limit)
 };
 
 /// W (out_features × in_features) in the "2:4" format with f32, bf16 or f16 values, packed once

@@ -16,7 +16,12 @@ namespace sparseflow::kernels {
 /// Checks that `bias` is given exactly when `epilogue` says `bias`, with `outFeatures` values.
 void checkLinearBias(const Epilogue& epilogue, const std::vector<float>& bias, int64_t outFeatures);
 
-/// The thread count for an options' `threads` (0: OpenMP's default); negative is an error.
+/// The most threads a layer may ask for: the C ABI's SPARSEFLOW_MAX_THREADS.
+inline constexpr int32_t kMaxLinearThreads = 4096;
+
+/// The thread count for an options' `threads` (0: OpenMP's default). Negative, or more than
+/// min(kMaxLinearThreads, omp_get_thread_limit()), is an error: libgomp ends the process when a
+/// team of more threads than it may start is asked for.
 int32_t linearThreads(int32_t requested);
 
 /// Checks a raw forward's batch and x dtype (f32 or the weights' dtype); true when there is

@@ -246,6 +246,9 @@ TEST(DenseLinear, RefusesWhatItCannotRun) {
       ErrorCode::kInvalidArgument, "takes no bias");
   expectError([&] { DenseLinear(ok, {}, Epilogue{}, DenseLinearOptions{-1}); },
               ErrorCode::kInvalidArgument, "threads must be >= 0, got -1");
+  // More threads than OpenMP may start ended the process in the first forward.
+  expectError([&] { DenseLinear(ok, {}, Epilogue{}, DenseLinearOptions{INT32_MAX}); },
+              ErrorCode::kInvalidArgument, "threads is 2147483647; at most");
   const DenseLinear layer(ok, {}, Epilogue{});
   std::vector<uint16_t> x(8), y(4);
   expectError([&] { layer.forward(x.data(), DType::kBF16, 1, y.data()); },

@@ -278,6 +278,11 @@ TEST(NMLinear, RefusesWhatItCannotRun) {
         NMLinear(ok, {1, 2, 3, 4}, Epilogue::parse("relu"));
       },
       ErrorCode::kInvalidArgument, "takes no bias");
+  // More threads than OpenMP may start ended the process in the first forward.
+  expectError([&] { NMLinear(ok, {}, Epilogue{}, NMLinearOptions{INT32_MAX}); },
+              ErrorCode::kInvalidArgument, "threads is 2147483647; at most");
+  expectError([&] { NMLinear(ok, {}, Epilogue{}, NMLinearOptions{-2}); },
+              ErrorCode::kInvalidArgument, "threads must be >= 0, got -2");
   const NMLinear layer(ok, {}, Epilogue{});
   std::vector<uint16_t> x(8), y(4);
   expectError([&] { layer.forward(x.data(), DType::kBF16, 1, y.data()); },
