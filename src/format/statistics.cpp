@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <unordered_map>
-#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "sparseflow/build.h"
 #include "support/check.h"
@@ -59,27 +59,43 @@ MatrixStatistics matrixStatistics(const Tensor& matrix) {
     s.maxCol = colLen.empty() ? 0 : *std::max_element(colLen.begin(), colLen.end());
     s.emptyCols = s.cols - static_cast<int64_t>(colLen.size());
   }
+  // Block and 2:4 census over the entries sorted row-major, one block row (row) at a time: no
+  // key combines a row and a column, so no shape overflows it (a row times a block-column count
+  // wrapped for widths near 2^63).
+  std::vector<std::pair<int64_t, int64_t>> entries(static_cast<size_t>(s.nnz));
+  for (int64_t e = 0; e < s.nnz; ++e) {
+    entries[static_cast<size_t>(e)] = {coo.coords[2 * e], coo.coords[2 * e + 1]};
+  }
+  std::sort(entries.begin(), entries.end());
+  std::vector<int64_t> blockColumns;
   for (int64_t b : {2, 4, 8}) {
-    std::unordered_set<int64_t> blocks;
-    const int64_t blockCols = (s.cols + b - 1) / b;
-    for (int64_t e = 0; e < s.nnz; ++e) {
-      blocks.insert(coo.coords[2 * e] / b * blockCols + coo.coords[2 * e + 1] / b);
-    }
     BlockFill f;
     f.block = b;
-    f.blocks = static_cast<int64_t>(blocks.size());
-    f.fill = f.blocks ? static_cast<double>(s.nnz) / static_cast<double>(f.blocks * b * b) : 0;
+    for (size_t k = 0; k < entries.size();) {
+      const int64_t blockRow = entries[k].first / b;
+      blockColumns.clear();
+      for (; k < entries.size() && entries[k].first / b == blockRow; ++k) {
+        blockColumns.push_back(entries[k].second / b);
+      }
+      std::sort(blockColumns.begin(), blockColumns.end());
+      f.blocks += std::unique(blockColumns.begin(), blockColumns.end()) - blockColumns.begin();
+    }
+    f.fill = f.blocks ? static_cast<double>(s.nnz) /
+                            (static_cast<double>(f.blocks) * static_cast<double>(b * b))
+                      : 0;
     s.blockFill.push_back(f);
   }
-  {
-    std::unordered_map<int64_t, int32_t> groups;  // (row, column / 4) → entries
-    const int64_t groupCols = (s.cols + 3) / 4;
-    for (int64_t e = 0; e < s.nnz; ++e) {
-      ++groups[coo.coords[2 * e] * groupCols + coo.coords[2 * e + 1] / 4];
+  // Groups of 4 columns in a row: consecutive in row-major order (duplicates count once each).
+  for (size_t k = 0; k < entries.size();) {
+    size_t end = k;
+    while (end < entries.size() && entries[end].first == entries[k].first &&
+           entries[end].second / 4 == entries[k].second / 4) {
+      ++end;
     }
-    for (const auto& [key, count] : groups) s.groupsOverTwoFour += count > 2;
-    s.fitsTwoFour = s.groupsOverTwoFour == 0;
+    s.groupsOverTwoFour += end - k > 2;
+    k = end;
   }
+  s.fitsTwoFour = s.groupsOverTwoFour == 0;
   return s;
 }
 
