@@ -57,12 +57,15 @@ std::vector<int64_t> orderByRow(const Coo& coo, int32_t rowDim) {
 }  // namespace
 
 int64_t chooseHybridWidth(const std::vector<int64_t>& rowLengths) {
+  return chooseHybridWidth(rowLengths, static_cast<int64_t>(rowLengths.size()));
+}
+
+int64_t chooseHybridWidth(const std::vector<int64_t>& rowLengths, int64_t rows) {
   if (rowLengths.empty()) return 1;
   int64_t longest = *std::max_element(rowLengths.begin(), rowLengths.end());
   std::vector<int64_t> atLeast(static_cast<size_t>(longest + 2), 0);
   for (int64_t len : rowLengths) ++atLeast[static_cast<size_t>(len)];
   for (int64_t k = longest - 1; k >= 0; --k) atLeast[k] += atLeast[k + 1];
-  const int64_t rows = static_cast<int64_t>(rowLengths.size());
   const int64_t need = std::min<int64_t>(rows, std::max<int64_t>(4096, rows / 3));
   int64_t k = 1;
   for (int64_t w = 1; w <= longest; ++w) {
@@ -92,11 +95,17 @@ HybridSplit splitForHybrid(const Coo& coo, const Format& format) {
         while (part.level(fixedLevel).type.kind != LevelKind::kFixed) ++fixedLevel;
         int64_t k = part.level(fixedLevel).type.k;
         if (k == 0) {
-          std::vector<int64_t> lengths(static_cast<size_t>(coo.shape[rowDim]), 0);
-          for (int64_t e = 0; e < coo.numEntries(); ++e) {
-            if (!taken[e]) ++lengths[static_cast<size_t>(coo.coords[e * rank + rowDim])];
+          // The lengths of the rows that hold entries, from the row-sorted order: memory grows
+          // with the entries, not with the row count (2^40 empty rows are not 8 TB of counters).
+          std::vector<int64_t> lengths;
+          int64_t lastRow = -1;
+          for (int64_t e : order) {
+            if (taken[e]) continue;
+            const int64_t r = coo.coords[e * rank + rowDim];
+            if (r != lastRow) lengths.push_back(0), lastRow = r;
+            ++lengths.back();
           }
-          k = chooseHybridWidth(lengths);
+          k = chooseHybridWidth(lengths, coo.shape[rowDim]);
           resolved[i] = part.withFixedK(fixedLevel, k);
           if (splitK == 0) splitK = k;
         }

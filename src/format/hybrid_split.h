@@ -20,5 +20,7 @@ HybridSplit splitForHybrid(const Coo& coo, const Format& format);
 /// ELL width for hyb chosen from row lengths (Bell and Garland's rule): the largest k such that
 /// at least max(4096, rows/3) rows have k or more entries (at least 1).
 int64_t chooseHybridWidth(const std::vector<int64_t>& rowLengths);
+/// The same with the lengths of the nonempty rows only, out of `rows` rows in all.
+int64_t chooseHybridWidth(const std::vector<int64_t>& rowLengths, int64_t rows);
 
 }  // namespace sparseflow::format

@@ -218,6 +218,24 @@ TEST(CapiSizes, EmptyMatricesOfHugeRowCountsConvertAtOnce) {
   }
 }
 
+TEST(CapiSizes, HybOfAFewEntriesInHugeRowCountsIsRefusedByItsSize) {
+  // Three entries in 2^40 rows: choosing hyb's ELL width counted entries per row in an array of
+  // 2^40 counters (8 TB; found by fuzz_capi). The width now comes from the rows that hold
+  // entries; the ELL part's 2^40 rows are then refused by the storage check, with a message.
+  ContextPtr context = makeContext(1);
+  const int64_t shape[2] = {int64_t{1} << 40, 8};
+  const std::vector<int64_t> rows = {0, 5, int64_t{1} << 39}, cols = {1, 7, 3};
+  const std::vector<float> values = {1.5f, -2.0f, 4.0f};
+  const int64_t* coords[2] = {rows.data(), cols.data()};
+  SparseFlowTensor* raw = nullptr;
+  ASSERT_SF_OK(sparseflow_tensor_create_coo(
+      context.get(), SPARSEFLOW_DTYPE_F32, 2, shape, SPARSEFLOW_DTYPE_I64,
+      reinterpret_cast<const void* const*>(coords), values.data(), 3, &raw));
+  const TensorPtr coo(raw);
+  EXPECT_SF_ERROR(sparseflow_tensor_convert(context.get(), coo.get(), "hyb", &raw),
+                  SPARSEFLOW_STATUS_OUT_OF_MEMORY, "GB; this machine has");
+}
+
 TEST(CapiSizes, DensifyingMoreThanTheMachineHoldsIsANamedError) {
   // An empty 2^20 x 2^20 COO matrix: sparsify densifies it (8 TB as doubles). Refused by the
   // memory check with a message, before any allocation (found by fuzz_capi at 32 GB).
