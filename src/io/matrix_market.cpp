@@ -275,6 +275,9 @@ void parseArray(TextScanner& scan, const Header& header, const MatrixMarketOptio
     int64_t firstRow = 0;
     if (header.symmetry == Header::Symmetry::kSymmetric) firstRow = j;
     if (skew) firstRow = j + 1;
+    // No rows left in this column, nor in the ones after it (firstRow never decreases): a 0 x
+    // 10^10 array holds no values, and walking its empty columns one by one hung the reader.
+    if (firstRow >= rows) break;
     for (int64_t i = firstRow; i < rows; ++i, ++done) {
       nextDataLine(scan, done, count, "values", sizeLine);
       double value = readValue(scan, header.field);
@@ -341,7 +344,7 @@ std::string formatMatrixMarket(const RawTensor& tensor, const MatrixMarketWriteO
   if (tensor.dense) {
     out += '\n';
     out.reserve(out.size() + tensor.values.size() * 24);
-    for (int64_t j = 0; j < cols; ++j) {
+    for (int64_t j = 0; j < cols && rows > 0; ++j) {  // no empty columns walked one by one
       for (int64_t i = 0; i < rows; ++i) {
         detail::appendDouble(out, tensor.values[static_cast<size_t>(i * cols + j)]);
         out += '\n';
