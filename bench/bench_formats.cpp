@@ -98,6 +98,7 @@ struct Case {
   std::function<Outcome()> run;
   int64_t count = -1;      ///< from the last timed call
   bool hasPeer = true;     ///< false: the peer has no such case
+  std::string peerCall;    ///< what the peer script times, when it is not scipy itself
   int reps = 0;            ///< repetitions when not the run's (the slow general-path cases)
   std::string comparedTo;  ///< the general-path case whose time the note compares with
 };
@@ -263,6 +264,7 @@ void addCastCases(int64_t n, const std::vector<int>& threadCounts, std::vector<C
     cast.peerCase = "cast_f64_to_f32/dense_" + std::to_string(n);
     cast.name = cast.peerCase + "/threads:" + std::to_string(threads);
     cast.peerArg = std::to_string(n);
+    cast.peerCall = "numpy astype";
     cast.threads = threads;
     cast.bytes = static_cast<double>(n) * 12;  // 8 read, 4 written
     cast.run = [dense] {
@@ -400,7 +402,7 @@ int run(int argc, char** argv) {
     }
     auto p = c.hasPeer ? peer.results.find(c.peerCase) : peer.results.end();
     if (p != peer.results.end()) {
-      row.peer = peer.name;
+      row.peer = c.peerCall.empty() ? peer.name : c.peerCall + " (in the " + peer.name + " peer)";
       row.peerSeconds = p->second.seconds;
       if (p->second.check != "nnz=" + std::to_string(c.count)) {
         row.note += "; MISMATCH: ours nnz=" + std::to_string(c.count) + ", peer " + p->second.check;
