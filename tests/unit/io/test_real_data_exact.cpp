@@ -90,7 +90,8 @@ std::string testName(const ::testing::TestParamInfo<fs::path>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Data, RealMatrix, ::testing::ValuesIn(matrixFiles()), testName);
+INSTANTIATE_TEST_SUITE_P(Data, RealMatrix,
+                         ::testing::ValuesIn(testing::perFileTestFiles(matrixFiles())), testName);
 
 }  // namespace
 }  // namespace sparseflow

@@ -156,7 +156,8 @@ std::string testName(const ::testing::TestParamInfo<fs::path>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Data, RealFile, ::testing::ValuesIn(readableFiles()), testName);
+INSTANTIATE_TEST_SUITE_P(Data, RealFile,
+                         ::testing::ValuesIn(testing::perFileTestFiles(readableFiles())), testName);
 
 }  // namespace
 }  // namespace sparseflow
