@@ -23,7 +23,9 @@ PartRule ruleOf(const Format& part) {
 }
 
 /// The dimension of the part's outermost level: what "row" means for fixed and n:m parts.
-int32_t rowDimOf(const Format& part) { return part.level(0).expr.dim; }
+int32_t rowDimOf(const Format& part) {
+  return part.level(0).expr.dim;
+}
 
 /// The dimension the fixed or n:m level stores.
 int32_t innerDimOf(const Format& part, LevelKind kind) {

@@ -8,8 +8,8 @@
 namespace sparseflow::format {
 
 struct HybridSplit {
-  Format format;          ///< the hybrid format with data-chosen parameters resolved (hyb's k)
-  std::vector<Coo> parts; ///< entries of each part; together they are the input
+  Format format;           ///< the hybrid format with data-chosen parameters resolved (hyb's k)
+  std::vector<Coo> parts;  ///< entries of each part; together they are the input
 };
 
 /// Each part but the last takes what it holds well: a fixed(k) part the first k entries of each

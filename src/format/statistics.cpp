@@ -13,15 +13,15 @@
 namespace sparseflow {
 
 MatrixStatistics matrixStatistics(const Tensor& matrix) {
-  SF_USER_CHECK(matrix.rank() == 2) << "statistics need a matrix, not a rank-" << matrix.rank()
-                                    << " tensor";
+  SF_USER_CHECK(matrix.rank() == 2)
+      << "statistics need a matrix, not a rank-" << matrix.rank() << " tensor";
   MatrixStatistics s;
   s.rows = matrix.shape()[0];
   s.cols = matrix.shape()[1];
   Coo coo = toCoo(matrix);
   s.nnz = coo.numEntries();
-  s.density = s.rows && s.cols ? static_cast<double>(s.nnz) / (static_cast<double>(s.rows) *
-                                                                static_cast<double>(s.cols))
+  s.density = s.rows && s.cols ? static_cast<double>(s.nnz) /
+                                     (static_cast<double>(s.rows) * static_cast<double>(s.cols))
                                : 0;
   // Row and column lengths from the sorted coordinates of the entries: memory grows with the
   // entries, never with the shape (a matrix of 10^9 empty rows is described in kilobytes).
@@ -101,17 +101,17 @@ MatrixStatistics matrixStatistics(const Tensor& matrix) {
 
 std::string MatrixStatistics::toString() const {
   char buf[1024];
-  int n = std::snprintf(
-      buf, sizeof buf,
-      "shape      %lld x %lld\n"
-      "nnz        %lld (density %.3g)\n"
-      "row length min %lld, max %lld, mean %.2f, sd %.2f, %lld empty rows\n"
-      "col length max %lld, %lld empty columns\n"
-      "bandwidth  %lld\n",
-      static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(nnz),
-      density, static_cast<long long>(minRow), static_cast<long long>(maxRow), meanRow, sdRow,
-      static_cast<long long>(emptyRows), static_cast<long long>(maxCol),
-      static_cast<long long>(emptyCols), static_cast<long long>(bandwidth));
+  int n = std::snprintf(buf, sizeof buf,
+                        "shape      %lld x %lld\n"
+                        "nnz        %lld (density %.3g)\n"
+                        "row length min %lld, max %lld, mean %.2f, sd %.2f, %lld empty rows\n"
+                        "col length max %lld, %lld empty columns\n"
+                        "bandwidth  %lld\n",
+                        static_cast<long long>(rows), static_cast<long long>(cols),
+                        static_cast<long long>(nnz), density, static_cast<long long>(minRow),
+                        static_cast<long long>(maxRow), meanRow, sdRow,
+                        static_cast<long long>(emptyRows), static_cast<long long>(maxCol),
+                        static_cast<long long>(emptyCols), static_cast<long long>(bandwidth));
   std::string out(buf, static_cast<size_t>(n));
   for (const BlockFill& f : blockFill) {
     n = std::snprintf(buf, sizeof buf, "block fill %lldx%lld: %.3f (%lld blocks)\n",
@@ -119,11 +119,11 @@ std::string MatrixStatistics::toString() const {
                       static_cast<long long>(f.blocks));
     out.append(buf, static_cast<size_t>(n));
   }
-  n = std::snprintf(buf, sizeof buf, "2:4        %s\n",
-                    fitsTwoFour ? "yes, every group of 4 holds at most 2"
-                                : ("no, " + std::to_string(groupsOverTwoFour) +
-                                   " groups of 4 hold more than 2")
-                                      .c_str());
+  n = std::snprintf(
+      buf, sizeof buf, "2:4        %s\n",
+      fitsTwoFour
+          ? "yes, every group of 4 holds at most 2"
+          : ("no, " + std::to_string(groupsOverTwoFour) + " groups of 4 hold more than 2").c_str());
   out.append(buf, static_cast<size_t>(n));
   return out;
 }

@@ -22,9 +22,9 @@ void checkLinearBias(const Epilogue& epilogue, const std::vector<float>& bias,
 int32_t linearThreads(int32_t requested) {
   SF_USER_CHECK(requested >= 0) << "threads must be >= 0, got " << requested;
   const int limit = std::min<int>(kMaxLinearThreads, omp_get_thread_limit());
-  SF_USER_CHECK(requested <= limit) << "threads is " << requested << "; at most " << limit
-                                    << " are accepted (OpenMP's thread limit is "
-                                    << omp_get_thread_limit() << ")";
+  SF_USER_CHECK(requested <= limit)
+      << "threads is " << requested << "; at most " << limit
+      << " are accepted (OpenMP's thread limit is " << omp_get_thread_limit() << ")";
   return requested > 0 ? requested : omp_get_max_threads();
 }
 

@@ -78,7 +78,8 @@ inline std::vector<std::filesystem::path> perFileTestFiles(
   std::vector<std::pair<std::string, int>> seen;  // extension -> files of it so far
   for (const auto& p : files) {
     const std::string kind = p.extension().string();
-    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& e) { return e.first == kind; });
+    auto it =
+        std::find_if(seen.begin(), seen.end(), [&](const auto& e) { return e.first == kind; });
     if (it == seen.end()) it = seen.insert(seen.end(), {kind, 0});
     if (it->second++ % 3 == 0) out.push_back(p);
   }

@@ -12,8 +12,8 @@ namespace sparseflow::tools {
 /// True when SPARSEFLOW_QUICK_TIMING is set to anything but "" or "0"; says so on stderr once.
 inline bool quickTiming() {
   const char* value = std::getenv("SPARSEFLOW_QUICK_TIMING");
-  const bool quick = value != nullptr && std::string_view(value) != "" &&
-                     std::string_view(value) != "0";
+  const bool quick =
+      value != nullptr && std::string_view(value) != "" && std::string_view(value) != "0";
   static const bool said = quick && std::fprintf(stderr,
                                                  "SPARSEFLOW_QUICK_TIMING is set: every case is "
                                                  "timed once; the times are not meaningful\n") > 0;

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "common/real_data_files.h"
 #include "common/entry_bits.h"
+#include "common/real_data_files.h"
 #include "sparseflow/build.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"

@@ -1,6 +1,7 @@
-// `sparseflow convert` keeps values exactly and runs in memory proportional to the entries: held-out
-// real matrices (large integers, many-digit decimals, an arrowhead) through every format and back
-// to .mtx bit for bit; the report compares against the source at full precision and says what a
+// `sparseflow convert` keeps values exactly and runs in memory proportional to the entries:
+// held-out real matrices (large integers, many-digit decimals, an arrowhead) through every format
+// and back to .mtx bit for bit; the report compares against the source at full precision and says
+// what a
 // --dtype change rounded; a 10^6 x 10^6 matrix with 10^7 entries converts under a memory ceiling.
 #include <gtest/gtest.h>
 
@@ -35,10 +36,12 @@ TEST_F(ConvertExact, HeldOutMatricesRoundTripThroughEveryFormatBitForBit) {
   // Chosen for their values and shapes, not tuned on: integers past 2^24 (Groebner), an integer
   // arrowhead with a 46500-entry row (arrow), 17-digit decimals (west0479, bayer10), a symmetric
   // file stored as one triangle (bcsstk13), a 0-based triplet file (mbeacxc).
-  std::vector<std::string> matrices = {
-      "suitesparse/ParU/Matrix/Groebner_id2003_aug.mtx", "suitesparse/ParU/Matrix/arrow.mtx",
-      "suitesparse/ParU/Matrix/west0479.mtx",            "suitesparse/ParU/Matrix/bayer10.mtx",
-      "suitesparse/LAGraph/data/bcsstk13.mtx",           "suitesparse/CSparse/Matrix/mbeacxc"};
+  std::vector<std::string> matrices = {"suitesparse/ParU/Matrix/Groebner_id2003_aug.mtx",
+                                       "suitesparse/ParU/Matrix/arrow.mtx",
+                                       "suitesparse/ParU/Matrix/west0479.mtx",
+                                       "suitesparse/ParU/Matrix/bayer10.mtx",
+                                       "suitesparse/LAGraph/data/bcsstk13.mtx",
+                                       "suitesparse/CSparse/Matrix/mbeacxc"};
 #ifdef SPARSEFLOW_SANITIZED
   matrices.resize(3);  // the sanitized tools run ~5x slower: the three with the trickiest values
 #endif
@@ -84,7 +87,8 @@ TEST_F(ConvertExact, TheReportComparesWithTheSourceAndNamesWhatADTypeChangeRound
   ASSERT_EQ(info.status, 0) << info.err;
   EXPECT_NE(info.out.find("dtype      f64"), std::string::npos) << info.out;
 
-  ToolResult exact = run("sparseflow", {"convert", groebner, "--to", "csr", "-o", "g.sft", "--json"});
+  ToolResult exact =
+      run("sparseflow", {"convert", groebner, "--to", "csr", "-o", "g.sft", "--json"});
   ASSERT_EQ(exact.status, 0) << exact.err;
   const Json e = Json::parse(exact.out)["tensors"][0];
   EXPECT_EQ(e["dtype"], "f64");
@@ -108,8 +112,8 @@ TEST_F(ConvertExact, TheReportComparesWithTheSourceAndNamesWhatADTypeChangeRound
   ToolResult info32 = run("sparseflow", {"info", "g32.sft"});
   EXPECT_NE(info32.out.find("dtype      f32 (as stored)"), std::string::npos) << info32.out;
   // The text report says it too.
-  ToolResult text = run("sparseflow", {"convert", groebner, "--to", "coo", "--dtype", "f32",
-                                       "-o", "g32.mtx"});
+  ToolResult text =
+      run("sparseflow", {"convert", groebner, "--to", "coo", "--dtype", "f32", "-o", "g32.mtx"});
   EXPECT_NE(text.out.find("values rounded to f32 (from f64)"), std::string::npos) << text.out;
 }
 
