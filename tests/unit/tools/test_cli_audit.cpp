@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -274,6 +275,26 @@ TEST_F(Audit, TimesAreRobustAndTheJsonSaysHowTheyWereTaken) {
   EXPECT_GE(t["spread_ms"]["dense"][1].get<double>(), t["dense_ms"].get<double>());
   EXPECT_TRUE(t["noisy"].is_array());
   EXPECT_NE(j["assumptions"].dump().find("rotating order"), std::string::npos);
+}
+
+TEST_F(Audit, QuickTimingTakesTwoRoundsAndSaysSo) {
+  // SPARSEFLOW_QUICK_TIMING=1 (the docs tests' smoke runs): two rounds, no minimum time, one
+  // attempt, whatever the options say; the JSON records it and stderr says so.
+  fs::create_directory(dir_ / "w");
+  fs::copy_file(kRn50 + "/" + kLayers[0] + ".smtx", dir_ / "w" / (kLayers[0] + ".smtx"));
+  ASSERT_EQ(setenv("SPARSEFLOW_QUICK_TIMING", "1", 1), 0);
+  ToolResult r = run("sparseflow-audit", {"w", "--json", "--runs", "7", "--batch", "1", "--formats",
+                                          "csr", "--min-time-ms", "50"});
+  unsetenv("SPARSEFLOW_QUICK_TIMING");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("SPARSEFLOW_QUICK_TIMING is set"), std::string::npos) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["runs"], 2);
+  EXPECT_EQ(j["min_time_ms"], 0.0);
+  const Json& t = j["layers"][0]["timings"][0];
+  EXPECT_GE(t["rounds"].get<int>(), 2);
+  EXPECT_LE(t["rounds"].get<int>(), 6) << "at most 3 x 2 rounds";
+  EXPECT_EQ(t["attempts"], 1);
 }
 
 TEST_F(Audit, Bf16WeightsAreTimedInBf16AndEmbeddingTablesAreNotLayers) {

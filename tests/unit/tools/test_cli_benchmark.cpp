@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -208,6 +209,24 @@ TEST_F(Benchmark, ChecksTimesAndWritesJsonCsvAndPlot) {
   EXPECT_NE(r.out.find("geomean speed-up"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("eigen n/a: Eigen has no SDDMM"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("wrote out.png"), std::string::npos) << r.err;
+}
+
+TEST_F(Benchmark, QuickTimingTimesEachCaseOnceAndSaysSo) {
+  // SPARSEFLOW_QUICK_TIMING=1 (the docs tests' smoke runs): --repeat 9 becomes one timed run, the
+  // JSON records what was done, and stderr says the times are not meaningful.
+  ASSERT_EQ(setenv("SPARSEFLOW_QUICK_TIMING", "1", 1), 0);
+  testing::ToolResult r = bench({"--inputs", kRua, "--kernels", "spmv", "--peers", "none",
+                                 "--repeat", "9", "--json", "q.json"});
+  unsetenv("SPARSEFLOW_QUICK_TIMING");
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.err.find("SPARSEFLOW_QUICK_TIMING is set"), std::string::npos) << r.err;
+  EXPECT_EQ(Json::parse(testing::slurpFile(path("q.json")))["settings"]["repeat"], 1);
+  // Without it, --repeat is honoured and nothing is said.
+  r = bench({"--inputs", kRua, "--kernels", "spmv", "--peers", "none", "--repeat", "3", "--json",
+             "r.json"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_EQ(r.err.find("SPARSEFLOW_QUICK_TIMING"), std::string::npos) << r.err;
+  EXPECT_EQ(Json::parse(testing::slurpFile(path("r.json")))["settings"]["repeat"], 3);
 }
 
 TEST_F(Benchmark, FolderInputsLeaveOutWhatCannotBeBenchmarked) {
