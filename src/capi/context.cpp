@@ -1,12 +1,14 @@
 // The C ABI's context: the thread count that the calls creating objects use.
 #include <omp.h>
 
-#include <algorithm>
-
 #include "capi/capi_internal.h"
+#include "kernels/linear_checks.h"
 
 using sparseflow::capi::contextArg;
 using sparseflow::capi::guard;
+
+static_assert(SPARSEFLOW_MAX_THREADS == sparseflow::kernels::kMaxLinearThreads,
+              "the C ABI and the layers accept the same thread counts");
 
 extern "C" {
 
@@ -30,7 +32,7 @@ sparseflow_status sparseflow_context_set_threads(SparseFlowContext* context, int
     SF_USER_CHECK(threads >= 0) << "argument 'threads' must be >= 0 (0: all cores), got "
                                 << threads;
     // More threads than OpenMP may start makes libgomp end the process when a team starts.
-    const int limit = std::min<int>(SPARSEFLOW_MAX_THREADS, omp_get_thread_limit());
+    const int32_t limit = sparseflow::kernels::maxLinearThreads();
     SF_USER_CHECK(threads <= limit)
         << "argument 'threads' is " << threads << "; at most " << limit
         << " are accepted (SPARSEFLOW_MAX_THREADS = " << SPARSEFLOW_MAX_THREADS

@@ -19,9 +19,13 @@ void checkLinearBias(const Epilogue& epilogue, const std::vector<float>& bias,
       << " output features";
 }
 
+int32_t maxLinearThreads() {
+  return std::min<int32_t>(kMaxLinearThreads, omp_get_thread_limit());
+}
+
 int32_t linearThreads(int32_t requested) {
   SF_USER_CHECK(requested >= 0) << "threads must be >= 0, got " << requested;
-  const int limit = std::min<int>(kMaxLinearThreads, omp_get_thread_limit());
+  const int32_t limit = maxLinearThreads();
   SF_USER_CHECK(requested <= limit)
       << "threads is " << requested << "; at most " << limit
       << " are accepted (OpenMP's thread limit is " << omp_get_thread_limit() << ")";

@@ -19,6 +19,10 @@ void checkLinearBias(const Epilogue& epilogue, const std::vector<float>& bias, i
 /// The most threads a layer may ask for: the C ABI's SPARSEFLOW_MAX_THREADS.
 inline constexpr int32_t kMaxLinearThreads = 4096;
 
+/// min(kMaxLinearThreads, omp_get_thread_limit()): the largest thread count a layer (and the C
+/// ABI's context) accepts.
+int32_t maxLinearThreads();
+
 /// The thread count for an options' `threads` (0: OpenMP's default). Negative, or more than
 /// min(kMaxLinearThreads, omp_get_thread_limit()), is an error: libgomp ends the process when a
 /// team of more threads than it may start is asked for.
