@@ -10,7 +10,9 @@
 #include <utility>
 
 #include "common/random_coo.h"
+#include "common/real_data_files.h"
 #include "sparseflow/build.h"
+#include "sparseflow/io.h"
 #include "sparseflow/statistics.h"
 
 namespace sparseflow {
@@ -64,6 +66,22 @@ TEST(MatrixStatistics, BlockAndGroupCensusMatchesBruteForce) {
       expectCensus(s, bruteForce(coo));
     }
   }
+}
+
+TEST(MatrixStatistics, RealMatricesMatchBruteForce) {
+  // Every second bundled Matrix Market file (symmetric ones expanded, explicit zeros kept).
+  const auto files = testing::readableMatrixMarketFiles(SPARSEFLOW_DATA_DIR);
+  int checked = 0;
+  for (size_t k = 0; k < files.size(); k += 2) {
+    SCOPED_TRACE(files[k].string());
+    const Tensor t = read(files[k].string());
+    const Coo coo = toCoo(t);
+    const MatrixStatistics s = matrixStatistics(t);
+    EXPECT_EQ(s.nnz, coo.numEntries());
+    expectCensus(s, bruteForce(coo));
+    ++checked;
+  }
+  EXPECT_GT(checked, 40);
 }
 
 TEST(MatrixStatistics, ShapesNearTheLargestIndexAreCountedRight) {
