@@ -25,9 +25,17 @@ struct KernelOptions {
   /// C++ builder, Schedule().split("i", "i0", "i1", 64).parallel("i0"). A schedule that
   /// parallelizes replaces the default parallel outer loops.
   Schedule schedule;
-  /// Run the hand-tuned kernels where the kernel is exactly theirs (CSR SpMM, the 2:4 linear
-  /// layer; only without a schedule). false: always generated code (to compare, or to test it).
+  /// Let the hand-tuned providers (2:4 GEMM/GEMV, CSR SpMM, dense GEMM/GEMV; docs/compiler.md)
+  /// run the kernels they accept, however spelled (only without a schedule). false: always
+  /// generated code (to compare, or to test it).
   bool handTuned = true;
+  /// Stop the pipeline after this stage ("parse", "check", "canonicalize", "lower", "schedule",
+  /// "default-transforms", "select-provider", "codegen", "jit"; empty: run all). A kernel
+  /// stopped before "jit" (or before "select-provider" for hand-tuned kernels) prints but cannot
+  /// run; stopping before "jit" needs no C++ compiler.
+  std::string stopAfter;
+  /// Keep every stage's output, each under a line `// ----- after STAGE -----` (Kernel::passLog).
+  bool printAfterAll = false;
 };
 
 /// A compiled kernel. Cheap to copy (shared); run() may be called from several threads at once.
@@ -48,26 +56,28 @@ class Kernel {
            const std::map<std::string, double>& params = {}) const;
 
   const std::string& text() const;
-  /// The generated C++.
+  /// The generated C++ (or a comment naming the hand-tuned kernel that runs instead).
   const std::string& source() const;
-  /// The loop IR, printed.
+  /// The loop IR as compiled (after the schedule and the default transforms), printed.
   const std::string& ir() const;
   /// The kernel as textual MLIR 16 (linalg.generic over sparse_tensor-encoded tensors, dynamic
   /// shapes), for MLIR's sparsifier; docs/compiler.md. Throws kNotSupported for formats MLIR 16
   /// cannot express (bsr, ell, n:m, ragged, hybrid).
   std::string mlir() const;
-  /// Formats, loop order per nest, parallel loops, densified operands, cache use.
+  /// Formats, loop order per nest, parallel loops, densified operands, the provider that runs the
+  /// kernel and why the providers before it declined, cache use.
   std::string describe() const;
+  /// The provider that runs the kernel ("csr_spmm", "nm_linear", "dense_linear", "generated",
+  /// "format decomposition"); empty when the pipeline stopped before choosing.
+  const std::string& provider() const;
+  /// With KernelOptions::printAfterAll: each stage's output under its header.
+  const std::string& passLog() const;
   /// True when the compiled code came from the cache.
   bool fromCache() const;
 
   struct Impl;
 
  private:
-  /// Format decomposition: one kernel per part of the hybrid input, accumulated into `output`
-  /// (a fresh one unless `into`).
-  void runParts(const std::map<std::string, const Tensor*>& inputs, Tensor* output,
-                const std::map<std::string, double>& params, bool into = false) const;
   std::shared_ptr<const Impl> impl_;
 };
 

@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import numpy as np
 
 from ._ext import _C
 from .errors import InvalidArgument, NotSupported
-from .tensors import Tensor, as_tensor, dtype_name
+from .tensors import _NUMPY_FLOATS, Tensor, _viewable, as_tensor, dtype_name
+
+
+def _output_view(out) -> Tensor:
+    """The caller's output as a Tensor the kernel writes into: an sf.Tensor as is, a numpy array
+    (or a CPU torch tensor) through a view of its memory, never a copy (a copy would lose the
+    result), so the array must be C-contiguous, aligned, writeable and of a float dtype."""
+    if isinstance(out, Tensor):
+        return out
+    array = out
+    if type(out).__module__.startswith("torch"):
+        array = out.detach().numpy() if out.is_contiguous() else None
+    if not isinstance(array, np.ndarray) or array.dtype not in _NUMPY_FLOATS or not _viewable(array):
+        raise InvalidArgument(
+            "out= must be an sf.Tensor or a C-contiguous, aligned, writeable float32/float64 "
+            f"array the kernel can write into; got {type(out).__name__}"
+            + (f" {array.dtype} {array.shape}" if isinstance(array, np.ndarray) else "")
+        )
+    return _C._from_numpy(array)
 
 
 class Kernel:
@@ -43,6 +62,12 @@ class Kernel:
         return self._kernel.ir
 
     @property
+    def provider(self) -> str:
+        """The provider that runs the kernel: "csr_spmm", "nm_linear", "dense_linear" (the
+        hand-tuned kernels, however the kernel is spelled) or "generated" (docs/compiler.md)."""
+        return self._kernel.provider
+
+    @property
     def from_cache(self) -> bool:
         """True when the native code came from the on-disk cache (docs/jit.md)."""
         return self._kernel.from_cache
@@ -56,14 +81,27 @@ class Kernel:
         raises NotSupported for formats MLIR cannot express (bsr, ell, n:m, hybrid...)."""
         return self._kernel.mlir()
 
-    def run(self, inputs: Mapping, params: Mapping | None = None):
-        """As calling the kernel, with the tensors and scalar parameters in two mappings."""
+    def run(self, inputs: Mapping, params: Mapping | None = None, *, out=None):
+        """As calling the kernel, with the tensors and scalar parameters in two mappings.
+
+        ``out``: an existing output (numpy array, CPU torch tensor or sf.Tensor of the output's
+        shape, dtype and format) that the kernel writes into and returns, so repeated calls
+        allocate nothing; a ``+=`` kernel adds into it, an ``=`` kernel overwrites it.
+        """
         tensors = {name: as_tensor(value) for name, value in inputs.items()}
         scalars = {name: float(value) for name, value in (params or {}).items()}
-        out = self._kernel.run(tensors, scalars)
-        return out.to_numpy() if out.is_dense else out
+        if out is not None:
+            self._kernel.run_into(tensors, _output_view(out), scalars)
+            return out
+        result = self._kernel.run(tensors, scalars)
+        return result.to_numpy() if result.is_dense else result
 
     def __call__(self, **arguments):
+        """``kernel(A=a, x=x)``; ``out=y`` writes into y (unless the kernel has a tensor named
+        out)."""
+        out = None
+        if "out" in arguments and not re.search(r"\bout\s*\(", self.text):
+            out = arguments.pop("out")
         tensors, params = {}, {}
         for name, value in arguments.items():
             if isinstance(value, bool):
@@ -72,7 +110,7 @@ class Kernel:
                 params[name] = value
             else:
                 tensors[name] = value
-        return self.run(tensors, params)
+        return self.run(tensors, params, out=out)
 
     def __repr__(self) -> str:
         return f"sparseflow.Kernel({self.text!r}, formats={self.formats})"
@@ -88,8 +126,9 @@ def compile(text: str, formats: Mapping | None = None, schedule=None, *,
     on all cores where that cannot race. ``schedule``: None (the default loop order), schedule
     text such as ``"split(i, i0, i1, 64); parallel(i0)"`` (docs/compiler.md), or the same built
     with ``sf.Schedule().split("i", "i0", "i1", 64).parallel("i0")``; other objects are refused
-    (NotSupported). ``hand_tuned=False`` runs generated code even where a hand-tuned kernel
-    matches (CSR SpMM, the 2:4 linear layer). Errors: ParseError/InvalidArgument for the text
+    (NotSupported). ``hand_tuned=False`` runs generated code even where a hand-tuned provider
+    accepts the kernel (CSR SpMM/SpMV, 2:4 and dense GEMM/GEMV with fused epilogues, however
+    spelled; ``Kernel.provider`` says which runs). Errors: ParseError/InvalidArgument for the text
     (with line and column), NotSupported for what cannot be lowered yet, CompileError when no
     compiler works.
     """

@@ -31,6 +31,12 @@ Tensor runKernel(const Kernel& kernel, const std::map<std::string, const Tensor*
   return kernel.run(inputs, params);
 }
 
+void runKernelInto(const Kernel& kernel, const std::map<std::string, const Tensor*>& inputs,
+                   Tensor& output, const std::map<std::string, double>& params) {
+  py::gil_scoped_release release;
+  kernel.run(inputs, output, params);
+}
+
 }  // namespace
 
 void bindSchedule(py::module_& m) {
@@ -70,9 +76,15 @@ void bindKernel(py::module_& m) {
                   py::arg("hand_tuned") = true)
       .def("run", &runKernel, py::arg("inputs"),
            py::arg("params") = std::map<std::string, double>{})
+      .def("run_into", &runKernelInto, py::arg("inputs"), py::arg("output"),
+           py::arg("params") = std::map<std::string, double>{})
+      .def_property_readonly("provider", &Kernel::provider,
+                             "The provider that runs the kernel (csr_spmm, nm_linear, "
+                             "dense_linear, generated...).")
       .def_property_readonly("text", &Kernel::text)
-      .def_property_readonly("source", &Kernel::source, "The generated C++.")
-      .def_property_readonly("ir", &Kernel::ir, "The loop IR, printed.")
+      .def_property_readonly("source", &Kernel::source,
+                             "The generated C++ (or a comment naming the hand-tuned kernel).")
+      .def_property_readonly("ir", &Kernel::ir, "The loop IR as compiled, printed.")
       .def_property_readonly("from_cache", &Kernel::fromCache)
       .def("mlir", &Kernel::mlir,
            "The kernel as textual MLIR (raises NotSupported for formats "

@@ -51,7 +51,8 @@ void ShapeCache::store(Shapes shapes) {
 
 BoundInputs bindInputs(const expr::Statement& statement, const lower::LoweredKernel& lowered,
                        const std::map<std::string, const Tensor*>& inputs,
-                       const std::map<std::string, double>& params, ShapeCache* cache) {
+                       const std::map<std::string, double>& params, ShapeCache* cache,
+                       const ConversionCache* conversions) {
   for (const auto& [name, tensor] : inputs) {
     bool known = false;
     for (size_t k = 1; k < lowered.tensors.size(); ++k)
@@ -62,7 +63,6 @@ BoundInputs bindInputs(const expr::Statement& statement, const lower::LoweredKer
   }
   BoundInputs bound;
   bound.tensors.assign(lowered.tensors.size(), nullptr);
-  bound.converted.reserve(lowered.tensors.size());
   std::map<std::string, expr::TensorInfo> infos;
   for (size_t k = 1; k < lowered.tensors.size(); ++k) {
     const lower::TensorArg& arg = lowered.tensors[k];
@@ -79,11 +79,15 @@ BoundInputs bindInputs(const expr::Statement& statement, const lower::LoweredKer
       bound.tensors[k] = &t;
       continue;
     }
-    ConvertOptions options;
-    options.changeDType = t.dtype() != want;
-    options.dtype = want;
-    bound.converted.push_back(convert(t, arg.format, options));
-    bound.tensors[k] = &bound.converted.back();
+    if (conversions != nullptr) {
+      bound.converted.push_back(conversions->convert(arg.name, t, arg.format, want));
+    } else {
+      ConvertOptions options;
+      options.changeDType = t.dtype() != want;
+      options.dtype = want;
+      bound.converted.push_back(std::make_shared<const Tensor>(convert(t, arg.format, options)));
+    }
+    bound.tensors[k] = bound.converted.back().get();
   }
   // Shapes: the checker validates extents and infers the output's shape (as the last call did,
   // when the original inputs are shaped and typed as then).

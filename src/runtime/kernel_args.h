@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "expr/expr.h"
 #include "lower/lower.h"
+#include "runtime/conversion_cache.h"
 #include "sparseflow/runtime_abi.h"
 #include "sparseflow/tensor.h"
 
@@ -22,7 +24,7 @@ using KernelEntry = std::function<int32_t(const sf_tensor_arg*, const int64_t*, 
 
 /// The inputs as the kernel reads them (converted copies where needed) and the extents.
 struct BoundInputs {
-  std::vector<Tensor> converted;       ///< owns conversions, parallel to lowered inputs
+  std::vector<std::shared_ptr<const Tensor>> converted;  ///< owns the conversions made
   std::vector<const Tensor*> tensors;  ///< [0] unused (the output), then the inputs
   /// In lowered.indexVars order, then the inputs' stored entries (the work measure), then the
   /// hash workspace's size when the kernel has one.
@@ -51,10 +53,12 @@ class ShapeCache {
 };
 
 /// Checks and converts the inputs of `kernel` (statement + lowered form). `cache`, when given,
-/// skips the shape check for inputs shaped as in its last call.
+/// skips the shape check for inputs shaped as in its last call; `conversions`, when given, keeps
+/// converted inputs for the next call while their sources are unchanged.
 BoundInputs bindInputs(const expr::Statement& statement, const lower::LoweredKernel& lowered,
                        const std::map<std::string, const Tensor*>& inputs,
-                       const std::map<std::string, double>& params, ShapeCache* cache = nullptr);
+                       const std::map<std::string, double>& params, ShapeCache* cache = nullptr,
+                       const ConversionCache* conversions = nullptr);
 
 /// What the output must look like for the bound inputs: dense, or the pattern input's structure.
 struct OutputLayout {

@@ -114,13 +114,56 @@ def test_scalar_parameters(rng):
 
 
 def test_source_ir_and_description():
-    kernel = sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})
+    kernel = sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, hand_tuned=False)
     assert isinstance(kernel.source, str) and "for" in kernel.source
     assert "sf_kernel_main" in kernel.source
     assert isinstance(kernel.ir, str) and "for" in kernel.ir
     assert kernel.text == "y(i) = A(i,j) * x(j)"
     assert "csr" in kernel.describe() and "csr" in repr(kernel)
     assert isinstance(kernel.from_cache, bool)
+    assert kernel.provider == "generated"
+    # The same SpMV by default: the hand-tuned CSR provider, and its source says so.
+    spmv = sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})
+    assert spmv.provider == "csr_spmm" and "src/kernels/csr_spmm" in spmv.source
+
+
+@pytest.mark.parametrize(
+    "text, formats, provider",
+    [
+        ("C(i,j) = relu(A(i,k) * B(k,j) + b(j))", {"A": "csr"}, "csr_spmm"),
+        ("C(i,j) += A(i,k) * B(k,j)", {"A": "csr"}, "csr_spmm"),
+        ("y(o) = W(o,i) * x(i)", {"W": "2:4"}, "nm_linear"),
+        ("Y(n,o) = gelu(X(n,i) * W(o,i) + c(o))", {}, "dense_linear"),
+        ("C(i,j) = A(i,k) * B(k,j) * 2", {"A": "csr"}, "generated"),
+    ],
+)
+def test_out_is_written_in_place_by_every_provider(rng, text, formats, provider):
+    """``out=`` writes into the caller's array and returns it (no new output per call); `=`
+    overwrites what it held, `+=` adds to it."""
+    kernel = sf.compile(text, formats=formats)
+    assert kernel.provider == provider, kernel.describe()
+    shapes = {"A": (40, 24), "B": (24, 9), "b": (9,), "W": (16, 24), "x": (24,), "X": (7, 24),
+              "c": (16,)}
+    args = {}
+    for name in "ABbWxXc":
+        if f"{name}(" in text:
+            value = rng.uniform(-1, 1, shapes[name])
+            if name == "W" and formats.get("W") == "2:4":
+                value.reshape(-1, 4)[:, :2] = 0  # two of every four kept
+            if name == "A" and formats.get("A") == "csr":
+                value[rng.uniform(size=value.shape) < 0.6] = 0
+            args[name] = value.astype(np.float32)
+    want = kernel(**args)
+    out = np.full(want.shape, 3.0, dtype=np.float32)
+    got = kernel(**args, out=out)
+    assert got is out
+    added = text.split("(")[1].startswith("i,j) +=")
+    np.testing.assert_allclose(out, want + (3.0 if added else 0.0), rtol=1e-5, atol=1e-5)
+    with pytest.raises(sf.InvalidArgument, match="out="):
+        kernel(**args, out=np.zeros(want.shape, dtype=np.float32)[:, ::-1] if want.ndim == 2
+               else np.zeros(2 * want.shape[0], dtype=np.float32)[::2])
+    with pytest.raises(sf.InvalidArgument, match="shape"):
+        kernel.run(args, out=np.zeros(tuple(d + 1 for d in want.shape), dtype=np.float32))
 
 
 def test_schedule_text_and_objects(rng):

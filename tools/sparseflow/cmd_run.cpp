@@ -28,8 +28,8 @@ namespace {
 struct KernelArgs {
   std::string kernel;
   std::vector<std::string> formats, dtypes, inputs, outputs, params, prints;
-  std::string emit, output, schedule;
-  bool noRun = false, noCache = false, serial = false, generatedOnly = false;
+  std::string emit, output, schedule, stopAfter;
+  bool noRun = false, noCache = false, serial = false, generatedOnly = false, printAfterAll = false;
   bool printSource = false, printIr = false, emitMlir = false;
   int repeat = 0;
 };
@@ -79,7 +79,17 @@ KernelOptions kernelOptions(const KernelArgs& args) {
   options.handTuned = !args.generatedOnly;
   options.parallel = !args.serial;
   options.schedule = args.schedule;
+  options.stopAfter = args.stopAfter;
+  options.printAfterAll = args.printAfterAll;
   return options;
+}
+
+/// The last pipeline stage `--emit WHAT` needs: printing never needs the C++ compiler (the JIT).
+std::string stageFor(const std::string& what) {
+  if (what == "mlir") return "check";
+  if (what == "ir") return "default-transforms";
+  if (what == "source" || what == "cpp") return "codegen";
+  return "";  // plan: describe() says how the kernel runs, which the JIT's cache use is part of
 }
 
 Kernel compileKernel(const KernelArgs& args, const KernelOptions& options) {
@@ -125,7 +135,11 @@ void writeTextFile(const std::string& path, const std::string& text) {
   }
 }
 
-std::string printed(const Kernel& kernel, const std::string& what) {
+/// What `--print`/`--emit WHAT` prints of the kernel (with checkOnly, only whether WHAT is known).
+std::string printed(const Kernel& kernel, const std::string& what, bool checkOnly = false) {
+  const bool known =
+      what == "source" || what == "cpp" || what == "ir" || what == "mlir" || what == "plan";
+  if (checkOnly && known) return "";
   if (what == "source" || what == "cpp") return kernel.source();
   if (what == "ir") return kernel.ir();
   if (what == "mlir") return kernel.mlir();
@@ -178,6 +192,7 @@ int runKernel(KernelArgs args) {
       fail("--in " + name + "=" + path + ": '" + name + "' is the kernel's output; use --out");
   }
   const Kernel kernel = compileKernel(args, options);
+  if (args.printAfterAll) std::fputs(kernel.passLog().c_str(), stdout);
   for (const std::string& p : args.prints) std::fputs(printed(kernel, p).c_str(), stdout);
   if (args.noRun) return 0;
 
@@ -244,7 +259,13 @@ int runKernel(KernelArgs args) {
 }
 
 int compileOnly(const KernelArgs& args) {
-  const Kernel kernel = compileKernel(args, kernelOptions(args));
+  if (args.emit.empty() && !args.printAfterAll) fail("--emit: expected cpp, ir, mlir or plan");
+  KernelOptions options = kernelOptions(args);
+  if (options.stopAfter.empty() && !args.emit.empty()) options.stopAfter = stageFor(args.emit);
+  if (!args.emit.empty()) printed(Kernel(), args.emit, /*checkOnly=*/true);
+  const Kernel kernel = compileKernel(args, options);
+  if (args.printAfterAll) std::fputs(kernel.passLog().c_str(), stdout);
+  if (args.emit.empty()) return 0;
   const std::string text = printed(kernel, args.emit);
   if (args.output.empty()) {
     std::fputs(text.c_str(), stdout);
@@ -267,6 +288,11 @@ void addKernelOptions(CLI::App* cmd, KernelArgs& args) {
   cmd->add_flag("--serial", args.serial, "generate single-threaded code");
   cmd->add_option("--schedule", args.schedule,
                   "schedule text, e.g. \"split(i, i0, i1, 64); parallel(i0)\" (docs/compiler.md)");
+  cmd->add_flag("--print-after-all", args.printAfterAll,
+                "print each pipeline stage's output under '// ----- after STAGE -----'");
+  cmd->add_option("--stop-after", args.stopAfter,
+                  "stop the pipeline after STAGE (parse, check, canonicalize, lower, schedule, "
+                  "default-transforms, select-provider, codegen, jit)");
 }
 
 }  // namespace
@@ -295,7 +321,9 @@ void addCompileCommand(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("compile", "Compile a kernel and print its C++, loop IR or MLIR");
   auto args = std::make_shared<KernelArgs>();
   addKernelOptions(cmd, *args);
-  cmd->add_option("--emit", args->emit, "cpp, ir, mlir or plan")->required();
+  cmd->add_option("--emit", args->emit,
+                  "cpp, ir, mlir or plan (cpp, ir and mlir need no C++ compiler; required unless "
+                  "--print-after-all)");
   cmd->add_option("-o,--output", args->output, "write to FILE instead of stdout");
   cmd->callback([&action, args] { action = [args] { return compileOnly(*args); }; });
 }

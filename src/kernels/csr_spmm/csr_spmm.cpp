@@ -14,6 +14,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/activations-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
@@ -28,6 +29,22 @@ constexpr int64_t kPrefetchAboveBytes = 512 * 1024;
 /// Vectors of C's row held in registers: a panel of 128 columns on AVX-512 (64 on AVX2), so a
 /// row of B up to that width is read once, whole, per entry (panels split a wider B).
 constexpr int kMaxVectors = 8;
+
+bool hasEpilogue(const CsrSpmmArgs& a) {
+  return a.activation != Activation::kNone || a.bias != nullptr;
+}
+
+/// The epilogue over `count` product values of row i starting at column j0, in place.
+HWY_INLINE void epilogueSpan(const CsrSpmmArgs& a, float* values, int64_t i, int64_t j0,
+                             int64_t count) {
+  if (a.bias != nullptr && a.biasPerRow) {
+    const float b = a.bias[i];
+    for (int64_t t = 0; t < count; ++t) values[t] += b;
+    applyEpilogue(a.activation, values, nullptr, count);
+    return;
+  }
+  applyEpilogue(a.activation, values, a.bias != nullptr ? a.bias + j0 : nullptr, count);
+}
 
 /// Row i of C, columns [j0, j0 + V·lanes + tail): V full vectors in registers, `tail` (< lanes)
 /// columns in scalars.
@@ -51,9 +68,19 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t ta
     for (int64_t t = 0; t < tail; ++t) rest[t] += a.vals[q] * row[V * lanes + t];
   }
   float* out = a.c + i * a.cols + j0;
+  const int64_t count = V * lanes + tail;
   if (a.overwrite) {
     for (int v = 0; v < V; ++v) hn::StoreU(acc[v], d, out + v * lanes);
     for (int64_t t = 0; t < tail; ++t) out[V * lanes + t] = rest[t];
+    if (hasEpilogue(a)) epilogueSpan(a, out, i, j0, count);
+    return;
+  }
+  if (hasEpilogue(a)) {  // C += act(...): the epilogue on the product alone, then the add
+    HWY_ALIGN float product[kMaxVectors * hn::MaxLanes(DF()) + 16];
+    for (int v = 0; v < V; ++v) hn::StoreU(acc[v], d, product + v * lanes);
+    for (int64_t t = 0; t < tail; ++t) product[V * lanes + t] = rest[t];
+    epilogueSpan(a, product, i, j0, count);
+    for (int64_t t = 0; t < count; ++t) out[t] += product[t];
     return;
   }
   for (int v = 0; v < V; ++v) {
@@ -62,22 +89,44 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t ta
   for (int64_t t = 0; t < tail; ++t) out[V * lanes + t] += rest[t];
 }
 
-/// One column (SpMV, a linear layer at batch 1): four interleaved partial sums per row, so the
-/// entries do not wait on one chain of additions.
+/// One row's dot product with the column: four interleaved partial sums, so the entries do not
+/// wait on one chain of additions.
+HWY_INLINE float rowDot(const CsrSpmmArgs& a, int64_t i) {
+  const int64_t begin = a.pos[i], end = a.pos[i + 1];
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t q = begin;
+  for (; q + 4 <= end; q += 4) {
+    s0 += a.vals[q] * a.b[a.crd[q]];
+    s1 += a.vals[q + 1] * a.b[a.crd[q + 1]];
+    s2 += a.vals[q + 2] * a.b[a.crd[q + 2]];
+    s3 += a.vals[q + 3] * a.b[a.crd[q + 3]];
+  }
+  for (; q < end; ++q) s0 += a.vals[q] * a.b[a.crd[q]];
+  return (s0 + s1) + (s2 + s3);
+}
+
+/// One column (SpMV, a linear layer at batch 1). With an epilogue, rows go in blocks whose
+/// products get it while they are in L1 (a per-column bias has one value for every row).
 void column(const CsrSpmmArgs& a, int threads, int64_t chunk) {
+  if (!hasEpilogue(a)) {
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
-  for (int64_t i = 0; i < a.rows; ++i) {
-    const int64_t begin = a.pos[i], end = a.pos[i + 1];
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int64_t q = begin;
-    for (; q + 4 <= end; q += 4) {
-      s0 += a.vals[q] * a.b[a.crd[q]];
-      s1 += a.vals[q + 1] * a.b[a.crd[q + 1]];
-      s2 += a.vals[q + 2] * a.b[a.crd[q + 2]];
-      s3 += a.vals[q + 3] * a.b[a.crd[q + 3]];
+    for (int64_t i = 0; i < a.rows; ++i) a.c[i] = (a.overwrite ? 0.0f : a.c[i]) + rowDot(a, i);
+    return;
+  }
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (a.rows + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(dynamic, std::max <int64_t>(1, chunk / kBlock)) \
+    num_threads(threads) if (threads > 1)
+  for (int64_t block = 0; block < blocks; ++block) {
+    const int64_t i0 = block * kBlock, count = std::min(kBlock, a.rows - i0);
+    float product[kBlock];
+    for (int64_t t = 0; t < count; ++t) product[t] = rowDot(a, i0 + t);
+    if (a.bias != nullptr) {
+      for (int64_t t = 0; t < count; ++t) product[t] += a.biasPerRow ? a.bias[i0 + t] : a.bias[0];
     }
-    for (; q < end; ++q) s0 += a.vals[q] * a.b[a.crd[q]];
-    a.c[i] = (a.overwrite ? 0.0f : a.c[i]) + ((s0 + s1) + (s2 + s3));
+    applyEpilogue(a.activation, product, nullptr, count);
+    for (int64_t t = 0; t < count; ++t)
+      a.c[i0 + t] = (a.overwrite ? 0.0f : a.c[i0 + t]) + product[t];
   }
 }
 

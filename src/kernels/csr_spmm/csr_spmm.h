@@ -1,10 +1,12 @@
-// The hand-tuned CSR SpMM C += A·B (A csr f32 with int32 indices, B and C dense row-major f32):
-// output rows held in SIMD registers over panels of B's columns, Highway-dispatched per target.
-// The compiler runs it for `C(i,j) = A(i,k) * B(k,j)` with A bound as csr (runtime/
-// csr_spmm_match.h) instead of generated code.
+// The hand-tuned CSR SpMM C += act(A·B + bias) (A csr f32 with int32 indices, B and C dense
+// row-major f32): output rows held in SIMD registers over panels of B's columns, the epilogue
+// applied to each row while it is in L1, Highway-dispatched per target. The pipeline's CSR SpMM
+// provider (pipeline/providers/csr_spmm_provider.cpp) runs it instead of generated code.
 #pragma once
 
 #include <cstdint>
+
+#include "sparseflow/epilogue.h"
 
 namespace sparseflow::kernels {
 
@@ -21,10 +23,15 @@ struct CsrSpmmArgs {
   /// C = A·B: every element of C is written (rows without entries get zeros) and C's old
   /// contents are never read, so the caller need not zero it first (a pass over C saved).
   bool overwrite = false;
+  /// The epilogue, applied to each element of A·B before it is stored (or added): C (+)=
+  /// activation(A·B + bias). bias: null, or one value per column of C (per row with biasPerRow).
+  Activation activation = Activation::kNone;
+  const float* bias = nullptr;
+  bool biasPerRow = false;
 };
 
-/// C += A·B (C = A·B with `overwrite`). Rows run in parallel (dynamic chunks) when the work is
-/// worth a fork.
+/// C += act(A·B + bias) (C = ... with `overwrite`). Rows run in parallel (dynamic chunks) when the
+/// work is worth a fork.
 void csrSpmm(const CsrSpmmArgs& args);
 /// The SIMD target dispatch picks here ("AVX3", "AVX2", ...).
 const char* csrSpmmTargetName();

@@ -11,6 +11,7 @@
 
 #include "hwy/targets.h"
 #include "kernels/csr_spmm/csr_spmm.h"
+#include "sparseflow/epilogue.h"
 
 namespace sparseflow::kernels {
 namespace {
@@ -115,6 +116,80 @@ TEST(CsrSpmm, MatchesFloat64OnEveryTarget) {
     checkProduct(randomCsr(10, 8, 0.0, rng), 16, 2, rng);
     checkProduct(randomCsr(10, 8, 0.0, rng), 16, 2, rng, true);
     checkProduct(randomCsr(1, 500, 0.9, rng), 7, 1, rng);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+enum class BiasMode { kNone, kPerColumn, kPerRow };
+
+/// C (+)= act(A·B + bias) against float64: the epilogue applies to the product alone (added into
+/// C's old values without `overwrite`).
+void checkFused(const RandomCsr& a, int64_t cols, int threads, std::mt19937& rng, bool overwrite,
+                Activation activation, BiasMode biasMode) {
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  std::vector<float> b(static_cast<size_t>(a.inner * cols)), c(static_cast<size_t>(a.rows * cols));
+  std::vector<float> bias(static_cast<size_t>(biasMode == BiasMode::kPerRow ? a.rows : cols));
+  for (float& x : b) x = value(rng);
+  for (float& x : c) x = value(rng);
+  for (float& x : bias) x = value(rng);
+  std::vector<double> want(static_cast<size_t>(a.rows * cols));
+  for (int64_t i = 0; i < a.rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      double acc = 0;
+      for (int32_t q = a.pos[i]; q < a.pos[i + 1]; ++q)
+        acc += static_cast<double>(a.vals[q]) * b[a.crd[q] * cols + j];
+      if (biasMode == BiasMode::kPerRow) acc += bias[i];
+      if (biasMode == BiasMode::kPerColumn) acc += bias[j];
+      const double old = overwrite ? 0.0 : c[i * cols + j];
+      want[i * cols + j] = old + activationReference(activation, acc);
+    }
+  }
+  if (overwrite) std::fill(c.begin(), c.end(), std::nanf(""));
+  CsrSpmmArgs args;
+  args.rows = a.rows;
+  args.cols = cols;
+  args.pos = a.pos.data();
+  args.crd = a.crd.data();
+  args.vals = a.vals.data();
+  args.b = b.data();
+  args.c = c.data();
+  args.threads = threads;
+  args.overwrite = overwrite;
+  args.activation = activation;
+  args.bias = biasMode == BiasMode::kNone ? nullptr : bias.data();
+  args.biasPerRow = biasMode == BiasMode::kPerRow;
+  csrSpmm(args);
+  for (size_t e = 0; e < c.size(); ++e) {
+    const int64_t row = static_cast<int64_t>(e) / cols;
+    const double scale = 1.0 + (a.pos[row + 1] - a.pos[row]) + std::abs(want[e]);
+    ASSERT_NEAR(c[e], want[e], 2e-5 * scale)
+        << activationName(activation) << ", bias " << static_cast<int>(biasMode) << ", row " << row
+        << " column " << static_cast<int64_t>(e) % cols << " of " << a.rows << "x" << cols
+        << ", target " << csrSpmmTargetName() << ", threads " << threads
+        << (overwrite ? ", overwrite" : ", add");
+  }
+}
+
+// The fused epilogue (every activation; no bias, a bias per column, per row) on every target,
+// in register panels, scalar tails and the one-column path, stored and added.
+TEST(CsrSpmm, FusedEpilogueMatchesFloat64OnEveryTarget) {
+  const auto seed =
+      static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (Activation activation : allActivations()) {
+      for (BiasMode bias : {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow}) {
+        for (int64_t cols : {int64_t{1}, int64_t{5}, int64_t{33}, csrSpmmPanelColumns() + 3}) {
+          for (bool overwrite : {true, false}) {
+            checkFused(randomCsr(70, 23, 0.3, rng), cols, 1, rng, overwrite, activation, bias);
+          }
+        }
+      }
+      checkFused(randomCsr(300, 200, 0.3, rng), 64, 2, rng, true, activation, BiasMode::kPerColumn);
+      checkFused(randomCsr(3000, 200, 0.05, rng), 1, 2, rng, true, activation, BiasMode::kPerRow);
+    }
   }
   hwy::SetSupportedTargetsForTest(0);
 }

@@ -177,7 +177,9 @@ TEST_F(CliRun, GeneratedOnlyTurnsTheHandTunedKernelOff) {
     if (generatedOnly) args.push_back("--generated-only");
     const Result r = run(args);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.out.find("hand-tuned: CSR SpMM") == std::string::npos, generatedOnly) << r.out;
+    EXPECT_EQ(r.out.find("provider: csr_spmm, the hand-tuned CSR SpMM") == std::string::npos,
+              generatedOnly)
+        << r.out;
   }
 }
 

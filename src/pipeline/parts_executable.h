@@ -1,0 +1,40 @@
+// Format decomposition's executable: a kernel whose input is hybrid (hyb = ELL part + COO
+// remainder) runs as one compiled kernel per part, accumulated into one output
+// (runtime/format_decomposition.h decides the parts).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "pipeline/executable.h"
+#include "pipeline/pipeline.h"
+#include "runtime/conversion_cache.h"
+
+namespace sparseflow::pipeline {
+
+class PartsExecutable final : public Executable {
+ public:
+  PartsExecutable(runtime::Decomposition decomposition, std::string kernelText,
+                  std::vector<std::shared_ptr<const CompiledKernel>> parts);
+  Tensor run(const Inputs& inputs, const Params& params) const override;
+  void runInto(const Inputs& inputs, Tensor& output, const Params& params) const override;
+  std::string describe() const override;
+  std::string source() const override;
+  bool fromCache() const override;
+
+ private:
+  /// The hybrid input, converted to the decomposition's format when it is not in it.
+  std::shared_ptr<const Tensor> whole(const Inputs& inputs) const;
+
+  runtime::Decomposition decomposition_;
+  std::string text_;
+  std::vector<std::shared_ptr<const CompiledKernel>> parts_;
+  runtime::ConversionCache conversions_;
+};
+
+/// The rest of the pipeline for a decomposed kernel: each part compiled by compile() (the schedule
+/// without its decompose directives), then one PartsExecutable.
+CompiledKernel compileParts(CompiledKernel kernel, const runtime::Decomposition& decomposition,
+                            const KernelOptions& options);
+
+}  // namespace sparseflow::pipeline

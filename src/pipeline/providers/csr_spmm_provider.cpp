@@ -1,0 +1,164 @@
+// The CSR SpMM provider: `C(m, n...) = act(A(m,k) * B(k, n...) + bias)` with A csr and the rest
+// dense, all f32 (n... empty: SpMV), and the linear layer with csr weights,
+// `Y(n..., o) = act(X(n..., k) * W(o,k) + bias(o))`, run as (W · Xᵀ)ᵀ. The epilogue is fused into
+// the kernel's store (kernels/csr_spmm).
+#include <algorithm>
+#include <vector>
+
+#include "kernels/csr_spmm/csr_spmm.h"
+#include "pipeline/provider.h"
+#include "pipeline/providers/contraction_binding.h"
+#include "pipeline/providers/provider_checks.h"
+
+namespace sparseflow::pipeline {
+namespace {
+
+/// dst (cols × rows) = src (rows × cols)ᵀ, both row-major, in 32 × 32 tiles.
+void transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
+  constexpr int64_t kTile = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      for (int64_t r = r0; r < std::min(rows, r0 + kTile); ++r) {
+        for (int64_t c = c0; c < std::min(cols, c0 + kTile); ++c)
+          dst[c * rows + r] = src[r * cols + c];
+      }
+    }
+  }
+}
+
+class CsrSpmmExecutable final : public Executable {
+ public:
+  /// `linear`: the linear-layer layout (sparse = W, dense = X); else SpMM (sparse = A, dense = B).
+  CsrSpmmExecutable(const Contraction& c, const std::string& text, std::string sparse,
+                    std::string dense, std::vector<std::string> rows,
+                    std::vector<std::string> columns, bool biasPerRow, bool linear, bool parallel)
+      : binding_(c, text),
+        sparse_(std::move(sparse)),
+        dense_(std::move(dense)),
+        rows_(std::move(rows)),
+        columns_(std::move(columns)),
+        biasPerRow_(biasPerRow),
+        linear_(linear),
+        parallel_(parallel) {}
+
+  Tensor run(const Inputs& inputs, const Params& params) const override {
+    const auto bound = binding_.bind(inputs, params);
+    Tensor output = binding_.makeOutput(bound);
+    compute(bound, output, /*overwrite=*/true);
+    return output;
+  }
+
+  void runInto(const Inputs& inputs, Tensor& output, const Params& params) const override {
+    const auto bound = binding_.bind(inputs, params);
+    binding_.checkOutput(output, bound);
+    compute(bound, output, !binding_.contraction().accumulate);
+  }
+
+  std::string describe() const override {
+    const Contraction& c = binding_.contraction();
+    std::string text = "  provider: csr_spmm, the hand-tuned CSR SpMM (" +
+                       std::string(kernels::csrSpmmTargetName()) +
+                       "), each row of the output in registers over panels of " +
+                       std::to_string(kernels::csrSpmmPanelColumns()) + " columns of " + dense_;
+    if (linear_) text += "; the linear layer as (" + sparse_ + " · " + dense_ + "ᵀ)ᵀ";
+    if (c.bias || c.activation != Activation::kNone) {
+      text += "; epilogue " + epilogueText(c) + " fused into the store";
+    }
+    return text + "\n";
+  }
+
+  std::string source() const override {
+    return "// Hand-tuned kernel, no generated code: the CSR SpMM of src/kernels/csr_spmm\n// "
+           "for " +
+           binding_.contraction().toString() + "\n";
+  }
+
+ private:
+  void compute(const ContractionBinding::Bound& bound, Tensor& output, bool overwrite) const {
+    const Contraction& c = binding_.contraction();
+    const Tensor& a = bound[sparse_];
+    kernels::CsrSpmmArgs args;
+    args.rows = a.shape()[0];
+    args.inner = a.shape()[1];
+    args.pos = static_cast<const int32_t*>(a.level(1).pos.data());
+    args.crd = static_cast<const int32_t*>(a.level(1).crd.data());
+    args.vals = static_cast<const float*>(a.values().data());
+    args.threads = parallel_ ? 0 : 1;
+    args.activation = c.activation;
+    args.bias = c.bias ? static_cast<const float*>(bound[c.bias->name].values().data()) : nullptr;
+    args.biasPerRow = biasPerRow_;
+    const auto* b = static_cast<const float*>(bound[dense_].values().data());
+    auto* out = static_cast<float*>(output.mutableValues().data());
+    const int64_t cols = bound.product(columns_);
+    args.cols = cols;
+    args.overwrite = overwrite;
+    if (!linear_ || cols == 1) {  // one row of X is a column already
+      args.b = b;
+      args.c = out;
+      kernels::csrSpmm(args);
+      return;
+    }
+    // The linear layer: Xᵀ (inner × batch) in, (W · Xᵀ) (out × batch) out, stored into Y.
+    const int64_t inner = args.inner, batch = cols, rows = args.rows;
+    std::vector<float> xt(static_cast<size_t>(inner * batch));
+    std::vector<float> yt(static_cast<size_t>(rows * batch));
+    transpose(b, batch, inner, xt.data());
+    args.b = xt.data();
+    args.c = yt.data();
+    args.overwrite = true;
+    kernels::csrSpmm(args);
+    for (int64_t o = 0; o < rows; ++o) {
+      for (int64_t row = 0; row < batch; ++row) {
+        const float v = yt[static_cast<size_t>(o * batch + row)];
+        out[row * rows + o] = overwrite ? v : out[row * rows + o] + v;
+      }
+    }
+  }
+
+  ContractionBinding binding_;
+  std::string sparse_, dense_;
+  std::vector<std::string> rows_, columns_;
+  bool biasPerRow_, linear_, parallel_;
+};
+
+class CsrSpmmProvider final : public Provider {
+ public:
+  const char* name() const override { return "csr_spmm"; }
+
+  Offer offer(const ProviderRequest& request) const override {
+    if (auto declined = commonDecline(request)) return *declined;
+    const Contraction& c = **request.contraction;
+    const bool parallel = request.options->parallel;
+    const std::string text = request.checked->statement.text;
+    std::string whySpmm, whyLinear;
+    if (auto s = asSpmm(c, &whySpmm)) {
+      if (auto why = requireFormats(c, {{s->a, "csr"}, {s->b, "dense"}}, DType::kF32)) {
+        whySpmm = *why;
+      } else {
+        return Offer{std::make_shared<CsrSpmmExecutable>(
+                         c, text, s->a->name, s->b->name, std::vector<std::string>{s->rowIndex},
+                         s->columns, s->biasPerRow, false, parallel),
+                     "", false};
+      }
+    }
+    if (auto l = asLinear(c, &whyLinear)) {
+      if (auto why = requireFormats(c, {{l->w, "csr"}, {l->x, "dense"}}, DType::kF32)) {
+        whyLinear = *why;
+      } else {
+        return Offer{std::make_shared<CsrSpmmExecutable>(c, text, l->w->name, l->x->name,
+                                                         std::vector<std::string>{l->outIndex},
+                                                         l->batch, true, true, parallel),
+                     "", false};
+      }
+    }
+    return decline(whySpmm + "; " + whyLinear);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> makeCsrSpmmProvider() {
+  return std::make_unique<CsrSpmmProvider>();
+}
+
+}  // namespace sparseflow::pipeline

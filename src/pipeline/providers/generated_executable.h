@@ -1,0 +1,40 @@
+// The executable of generated code: the lowered kernel's arguments bound (inputs converted to the
+// compiled formats, kept while unchanged), the JIT-compiled entry point called, and the output
+// made dense, with an input's pattern (SDDMM), or assembled in two phases.
+#pragma once
+
+#include <string>
+
+#include "expr/expr.h"
+#include "jit/jit.h"
+#include "lower/lower.h"
+#include "pipeline/executable.h"
+#include "runtime/conversion_cache.h"
+#include "runtime/kernel_args.h"
+
+namespace sparseflow::pipeline {
+
+class GeneratedExecutable final : public Executable {
+ public:
+  /// `lowered` as compiled; `compiled` the JIT's library; `source` its C++.
+  GeneratedExecutable(expr::Statement statement, lower::LoweredKernel lowered,
+                      jit::CompileResult compiled, std::string source);
+
+  Tensor run(const Inputs& inputs, const Params& params) const override;
+  void runInto(const Inputs& inputs, Tensor& output, const Params& params) const override;
+  std::string describe() const override;
+  std::string source() const override { return source_; }
+  bool fromCache() const override { return compiled_.fromCache; }
+
+ private:
+  expr::Statement statement_;
+  lower::LoweredKernel lowered_;
+  jit::CompileResult compiled_;
+  std::string source_;
+  runtime::KernelEntry entry_;
+  runtime::KernelEntry symbolic_;  ///< the first phase of a kernel that assembles its output
+  mutable runtime::ShapeCache shapes_;
+  runtime::ConversionCache conversions_;
+};
+
+}  // namespace sparseflow::pipeline

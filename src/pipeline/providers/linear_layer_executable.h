@@ -1,0 +1,127 @@
+// The executable of the linear-layer providers (2:4 NMLinear, DenseLinear):
+// `Y(n..., o) = act(X(n..., k) · W(o,k)ᵀ + bias(o))`, the layer prepared (weights packed) once per
+// contents of W and the bias (TensorWitness each), run on raw row-major arrays straight into the
+// output.
+#pragma once
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "format/content_witness.h"
+#include "pipeline/executable.h"
+#include "pipeline/providers/contraction_binding.h"
+#include "pipeline/providers/provider_checks.h"
+#include "sparseflow/convert.h"
+
+namespace sparseflow::pipeline {
+
+struct LinearLayerPlan {
+  std::string provider;  ///< "nm_linear", "dense_linear"
+  std::string kernel;    ///< what runs: "NMLinear 2:4 GEMM (src/kernels/nm_gemm)"
+  std::string x, w;      ///< operand names
+  std::vector<std::string> batch;
+  /// W is written `W(k, o)` (the SpMM layout `C(i,j) = A(i,k) * B(k,j)` with both dense): the
+  /// layer is prepared from its transpose.
+  bool weightTransposed = false;
+  bool parallel = true;
+};
+
+template <class Layer, class LayerOptions>
+class LinearLayerExecutable final : public Executable {
+ public:
+  LinearLayerExecutable(const Contraction& c, const std::string& text, LinearLayerPlan plan)
+      : binding_(c, text), plan_(std::move(plan)) {}
+
+  Tensor run(const Inputs& inputs, const Params& params) const override {
+    const auto bound = binding_.bind(inputs, params);
+    Tensor output = binding_.makeOutput(bound);
+    compute(bound, output, /*overwrite=*/true);
+    return output;
+  }
+
+  void runInto(const Inputs& inputs, Tensor& output, const Params& params) const override {
+    const auto bound = binding_.bind(inputs, params);
+    binding_.checkOutput(output, bound);
+    compute(bound, output, !binding_.contraction().accumulate);
+  }
+
+  std::string describe() const override {
+    std::string text = "  provider: " + plan_.provider + ", the hand-tuned " + plan_.kernel +
+                       ", epilogue " + epilogueText(binding_.contraction()) + " fused (weights " +
+                       plan_.w + (plan_.weightTransposed ? " transposed and" : "") +
+                       " packed once per contents)";
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (layer_) text += "; " + layer_->describe(lastBatch_);
+    return text + "\n";
+  }
+
+  std::string source() const override {
+    return "// Hand-tuned kernel, no generated code: " + plan_.kernel + "\n// for " +
+           binding_.contraction().toString() + "\n";
+  }
+
+ private:
+  std::shared_ptr<const Layer> layerFor(const ContractionBinding::Bound& bound,
+                                        int64_t batch) const {
+    const Contraction& c = binding_.contraction();
+    const Tensor& w = bound[plan_.w];
+    const Tensor* bias = c.bias ? &bound[c.bias->name] : nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    lastBatch_ = batch;
+    if (layer_ && packedFrom_.matches(w) && (!bias || biasFrom_.matches(*bias))) return layer_;
+    packedFrom_ = TensorWitness(w);
+    biasFrom_ = bias ? TensorWitness(*bias) : TensorWitness();
+    std::vector<float> b;
+    if (bias) {
+      const auto* values = static_cast<const float*>(bias->values().data());
+      b.assign(values, values + bias->values().size());
+    }
+    Epilogue epilogue;
+    epilogue.bias = bias != nullptr;
+    epilogue.activation = c.activation;
+    LayerOptions options;
+    options.threads = plan_.parallel ? 0 : 1;
+    layer_ = std::make_shared<const Layer>(plan_.weightTransposed ? transposed(w) : w, std::move(b),
+                                           epilogue, options);
+    return layer_;
+  }
+
+  static Tensor transposed(const Tensor& w) {
+    const int64_t rows = w.shape()[0], cols = w.shape()[1];
+    const auto* src = static_cast<const float*>(w.values().data());
+    Buffer values = Buffer::zeros(DType::kF32, rows * cols);
+    auto* dst = static_cast<float*>(values.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t col = 0; col < cols; ++col) dst[col * rows + r] = src[r * cols + col];
+    }
+    const Format dense = Format::parse("dense", 2);
+    return Tensor({cols, rows}, DType::kF32, dense, std::vector<LevelStorage>(2),
+                  std::move(values));
+  }
+
+  void compute(const ContractionBinding::Bound& bound, Tensor& output, bool overwrite) const {
+    const int64_t batch = bound.product(plan_.batch);
+    const std::shared_ptr<const Layer> layer = layerFor(bound, batch);
+    const void* x = bound[plan_.x].values().data();
+    auto* y = static_cast<float*>(output.mutableValues().data());
+    if (overwrite) {
+      layer->forward(x, DType::kF32, batch, y);
+      return;
+    }
+    std::vector<float> product(static_cast<size_t>(batch * layer->outFeatures()));
+    layer->forward(x, DType::kF32, batch, product.data());
+    for (size_t e = 0; e < product.size(); ++e) y[e] += product[e];
+  }
+
+  ContractionBinding binding_;
+  LinearLayerPlan plan_;
+  mutable std::mutex mutex_;
+  mutable TensorWitness packedFrom_, biasFrom_;
+  mutable std::shared_ptr<const Layer> layer_;
+  mutable int64_t lastBatch_ = 1;
+};
+
+}  // namespace sparseflow::pipeline

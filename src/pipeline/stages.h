@@ -1,0 +1,58 @@
+// The stages of the pipeline as functions from one typed value to the next (pipeline.cpp runs them
+// in order), and each stage's text form.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "expr/expr.h"
+#include "lower/lower.h"
+#include "pipeline/contraction.h"
+#include "pipeline/executable.h"
+#include "pipeline/provider.h"
+#include "runtime/format_decomposition.h"
+#include "schedule/schedule.h"
+#include "sparseflow/kernel.h"
+
+namespace sparseflow::pipeline {
+
+/// The checked kernel with its bound formats and parsed schedule.
+struct CheckedStage {
+  expr::CheckedKernel checked;
+  schedule::Schedule schedule;
+  lower::LowerOptions lowerOptions;  ///< formats, parallel, the schedule's stage-I directives
+  std::optional<runtime::Decomposition> decomposition;
+};
+CheckedStage checkStage(const expr::Statement& statement, const KernelOptions& options);
+std::string printChecked(const CheckedStage& checked);
+
+struct CanonicalStage {
+  std::optional<Contraction> contraction;
+  std::string notContraction;  ///< why not, when it is not
+};
+CanonicalStage canonicalizeStage(const CheckedStage& checked);
+std::string printCanonical(const CanonicalStage& canonical);
+
+lower::LoweredKernel lowerStage(const CheckedStage& checked);
+lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const CheckedStage& checked,
+                                   const std::string& scheduleText);
+lower::LoweredKernel defaultTransformsStage(lower::LoweredKernel lowered);
+/// The loop IR printed (both phases of an assembling kernel).
+std::string printLowered(const lower::LoweredKernel& lowered);
+
+struct Selection {
+  const Provider* provider = nullptr;
+  Offer offer;
+  std::vector<std::pair<std::string, std::string>> declined;  ///< provider name, why
+};
+Selection selectProviderStage(const CheckedStage& checked, const CanonicalStage& canonical,
+                              const KernelOptions& options);
+std::string printSelection(const Selection& selection);
+
+/// The C++ of generated code (the GPU-bound loops refused here: this build has no CUDA backend).
+std::string codegenStage(const lower::LoweredKernel& lowered, const std::string& scheduleText);
+
+}  // namespace sparseflow::pipeline

@@ -1,0 +1,262 @@
+// The kernel providers through Kernel, as users spell kernels: each spelling (operand order, GEMV,
+// batched 3-d inputs, `+=`, every fused epilogue) reaches the provider expected, on every SIMD
+// target, against a float64 reference on random inputs drawn fresh each run; kernels no
+// hand-tuned provider takes (f64, a schedule, a sparse output) fall to generated code and say why.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "e2e/reference_eval.h"
+#include "expr/expr.h"
+#include "hwy/targets.h"
+#include "sparseflow/build.h"
+#include "sparseflow/kernel.h"
+
+namespace sparseflow {
+namespace {
+
+const bool kCacheDirSet = [] {
+  return setenv("SPARSEFLOW_CACHE_DIR", SPARSEFLOW_TEST_CACHE_DIR, 0) == 0;
+}();
+
+struct Case {
+  std::string kernel;
+  std::map<std::string, std::string> formats;
+  std::string provider;
+};
+
+/// Every tensor of the statement with its indices.
+void collect(const expr::Expr& e, std::map<std::string, std::vector<std::string>>& out) {
+  if (const auto* a = std::get_if<expr::Access>(&e.node)) {
+    out.emplace(a->tensor, a->indices);
+  } else if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
+    collect(*u->operand, out);
+  } else if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
+    collect(*b->lhs, out);
+    collect(*b->rhs, out);
+  } else if (const auto* r = std::get_if<expr::Reduce>(&e.node)) {
+    collect(*r->body, out);
+  }
+}
+
+/// Random dense values; a 2:4 operand keeps two of every four along its last index, a csr one
+/// about a third of its entries (and some empty rows).
+std::vector<double> randomValues(const std::vector<int64_t>& shape, const std::string& format,
+                                 std::mt19937& rng) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::uniform_real_distribution<double> u(-1.5, 1.5);
+  std::uniform_real_distribution<double> p(0, 1);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = u(rng);
+  if (format == "2:4") {
+    for (int64_t g = 0; g + 4 <= n; g += 4) {
+      const int64_t keep = std::uniform_int_distribution<int64_t>(0, 5)(rng);
+      static const int pairs[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+      for (int t = 0; t < 4; ++t) {
+        if (t != pairs[keep][0] && t != pairs[keep][1]) v[static_cast<size_t>(g + t)] = 0;
+      }
+    }
+  } else if (format != "dense") {
+    const int64_t cols = shape.back();
+    for (int64_t e = 0; e < n; ++e) {
+      if (p(rng) > 0.3 || (e / cols) % 7 == 3) v[static_cast<size_t>(e)] = 0;
+    }
+  }
+  return v;
+}
+
+/// Runs `c` with extents drawn per index (`pinned` fixes some) and checks provider and values,
+/// for a new output and, into an existing one, for `=` (overwritten) or `+=` (added).
+void checkCase(const Case& c, std::mt19937& rng, const std::map<std::string, int64_t>& pinned = {},
+               const KernelOptions& base = {}) {
+  SCOPED_TRACE(c.kernel);
+  const expr::Statement statement = expr::parse(c.kernel);
+  std::map<std::string, std::vector<std::string>> uses;
+  collect(*statement.rhs, uses);
+  std::map<std::string, int64_t> extents = pinned;
+  std::uniform_int_distribution<int64_t> extent(3, 40);
+  std::map<std::string, expr::TensorInfo> infos;
+  std::map<std::string, testing::DenseRef> refs;
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, indices] : uses) {
+    std::vector<int64_t> shape;
+    for (const std::string& index : indices) {
+      auto [it, added] = extents.emplace(index, extent(rng));
+      // 2:4 groups run along the last index: keep it a multiple of 4.
+      if (added && c.formats.count(name) && c.formats.at(name) == "2:4" && index == indices.back())
+        it->second = 4 * (1 + it->second / 4);
+      shape.push_back(it->second);
+    }
+    auto f = c.formats.find(name);
+    const std::string format = f == c.formats.end() ? "dense" : f->second;
+    refs[name] = {shape, randomValues(shape, format, rng)};
+    infos[name] = {shape, DType::kF32};
+    tensors.emplace(name, fromDense(shape, refs[name].values.data(),
+                                    Format::parse(format, static_cast<int32_t>(shape.size()))));
+  }
+  std::vector<int64_t> outShape;
+  for (const std::string& index : statement.lhs.indices) outShape.push_back(extents.at(index));
+  infos[statement.lhs.tensor] = {outShape, DType::kF32};
+  const expr::CheckedKernel checked = expr::check(statement, infos);
+  std::vector<double> initial = randomValues(outShape, "dense", rng);
+  const std::vector<double> want = testing::referenceEval(checked, refs, {});
+  KernelOptions options = base;
+  options.formats = c.formats;
+  const Kernel kernel = Kernel::compile(c.kernel, options);
+  ASSERT_EQ(kernel.provider(), c.provider) << kernel.describe();
+  std::map<std::string, const Tensor*> inputs;
+  for (const auto& [name, t] : tensors) inputs[name] = &t;
+  const Tensor fresh = kernel.run(inputs);
+  Tensor into = fromDense(outShape, initial.data(),
+                          Format::parse("dense", static_cast<int32_t>(outShape.size())));
+  kernel.run(inputs, into);
+  const std::vector<double> got = toDense(fresh), gotInto = toDense(into);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t e = 0; e < want.size(); ++e) {
+    const double tolerance = 1e-4 * (1 + std::abs(want[e]));
+    ASSERT_NEAR(got[e], want[e], tolerance) << "element " << e << "\n" << kernel.describe();
+    const double wantInto = (statement.accumulate ? initial[e] : 0.0) + want[e];
+    ASSERT_NEAR(gotInto[e], wantInto, tolerance + 1e-5 * std::abs(wantInto))
+        << "element " << e << " run into an output\n"
+        << kernel.describe();
+  }
+}
+
+uint32_t freshSeed() {
+  return static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+const std::vector<std::string>& epilogues() {
+  static const std::vector<std::string> list = {"", "relu", "silu", "gelu", "gelu_tanh"};
+  return list;
+}
+
+/// `body` wrapped in each activation, with and without `bias` added (either side of the sum).
+std::vector<std::string> withEpilogues(const std::string& lhs, const std::string& body,
+                                       const std::string& bias) {
+  std::vector<std::string> out;
+  for (const std::string& act : epilogues()) {
+    for (int b = 0; b < 3; ++b) {
+      std::string e = b == 0 ? body : (b == 1 ? body + " + " + bias : bias + " + " + body);
+      out.push_back(lhs + " = " + (act.empty() ? e : act + "(" + e + ")"));
+    }
+  }
+  return out;
+}
+
+TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::vector<Case> cases;
+  const std::map<std::string, std::string> csrA{{"A", "csr"}}, nmW{{"W", "2:4"}},
+      csrW{{"W", "csr"}};
+  for (const std::string& k : withEpilogues("C(i,j)", "A(i,k) * B(k,j)", "b(j)"))
+    cases.push_back({k, csrA, "csr_spmm"});
+  for (const std::string& k : withEpilogues("C(i,j)", "B(k,j) * A(i,k)", "r(i)"))
+    cases.push_back({k, csrA, "csr_spmm"});
+  for (const std::string& k : withEpilogues("y(i)", "A(i,j) * x(j)", "b(i)"))
+    cases.push_back({k, csrA, "csr_spmm"});
+  for (const std::string& k : withEpilogues("Y(n,o)", "X(n,i) * W(o,i)", "b(o)"))
+    cases.push_back({k, csrW, "csr_spmm"});
+  for (const std::string& k : withEpilogues("Y(n,o)", "W(o,i) * X(n,i)", "b(o)"))
+    cases.push_back({k, nmW, "nm_linear"});
+  for (const std::string& k : withEpilogues("y(o)", "W(o,i) * x(i)", "b(o)"))
+    cases.push_back({k, nmW, "nm_linear"});
+  for (const std::string& k : withEpilogues("Y(b,t,o)", "X(b,t,i) * W(o,i)", "c(o)"))
+    cases.push_back({k, nmW, "nm_linear"});
+  for (const std::string& k : withEpilogues("Y(n,o)", "X(n,i) * W(o,i)", "b(o)"))
+    cases.push_back({k, {}, "dense_linear"});
+  for (const std::string& k : withEpilogues("y(o)", "x(i) * W(o,i)", "b(o)"))
+    cases.push_back({k, {}, "dense_linear"});
+  for (const std::string& k : withEpilogues("C(i,j)", "A(i,k) * B(k,j)", "b(j)"))
+    cases.push_back({k, {}, "dense_linear"});
+  // `+=` adds the product (after its epilogue) to the output.
+  cases.push_back({"C(i,j) += A(i,k) * B(k,j)", csrA, "csr_spmm"});
+  cases.push_back({"C(i,j) += relu(A(i,k) * B(k,j) + b(j))", csrA, "csr_spmm"});
+  cases.push_back({"y(o) += W(o,i) * x(i)", nmW, "nm_linear"});
+  cases.push_back({"Y(n,o) += gelu(X(n,i) * W(o,i) + b(o))", nmW, "nm_linear"});
+  cases.push_back({"Y(n,o) += X(n,i) * W(o,i)", csrW, "csr_spmm"});
+  cases.push_back({"Y(n,o) += silu(X(n,i) * W(o,i) + b(o))", {}, "dense_linear"});
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(std::string("target ") + hwy::TargetName(target));
+    for (const Case& c : cases) checkCase(c, rng);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST(Providers, WideAndNarrowShapesAndBatchOne) {
+  std::mt19937 rng(freshSeed());
+  // Columns around the CSR panel widths, a batch of one through the linear layouts.
+  for (int64_t j : {1, 2, 15, 16, 17, 64, 129}) {
+    checkCase({"C(i,j) = relu(A(i,k) * B(k,j) + b(j))", {{"A", "csr"}}, "csr_spmm"}, rng,
+              {{"j", j}, {"i", 300}, {"k", 200}});
+  }
+  for (int64_t n : {1, 3, 64}) {
+    checkCase({"Y(n,o) = X(n,i) * W(o,i) + b(o)", {{"W", "2:4"}}, "nm_linear"}, rng,
+              {{"n", n}, {"o", 96}, {"i", 128}});
+    checkCase({"Y(n,o) = gelu(X(n,i) * W(o,i))", {{"W", "csr"}}, "csr_spmm"}, rng,
+              {{"n", n}, {"o", 96}, {"i", 128}});
+  }
+}
+
+TEST(Providers, WhatNoHandTunedProviderTakesRunsAsGeneratedCodeAndSaysWhy) {
+  std::mt19937 rng(freshSeed());
+  // A schedule, or hand-tuned kernels switched off: generated code, and describe() says why.
+  KernelOptions scheduled;
+  scheduled.schedule = "split(i, i0, i1, 8); parallel(i0)";
+  checkCase({"C(i,j) = relu(A(i,k) * B(k,j) + b(j))", {{"A", "csr"}}, "generated"}, rng, {},
+            scheduled);
+  KernelOptions off;
+  off.handTuned = false;
+  checkCase({"y(o) = W(o,i) * x(i)", {{"W", "2:4"}}, "generated"}, rng, {}, off);
+  // Not a contraction with a fusable epilogue, or a layout no provider has.
+  checkCase({"C(i,j) = exp(A(i,k) * B(k,j))", {}, "generated"}, rng);
+  checkCase({"C(i,j) = A(i,k) * B(k,j) * 2", {{"A", "csr"}}, "generated"}, rng);
+  checkCase({"C(j,i) = A(i,k) * B(k,j)", {{"A", "csr"}}, "generated"}, rng);
+  checkCase({"C(i,j) = A(i,k) * B(k,j)", {{"A", "csc"}}, "generated"}, rng);
+  KernelOptions f64Options;
+  f64Options.formats = {{"A", "csr"}};
+  f64Options.dtypes = {{"A", DType::kF64}, {"B", DType::kF64}};
+  const Kernel f64 = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", f64Options);
+  EXPECT_EQ(f64.provider(), "generated");
+  EXPECT_NE(f64.describe().find("declined: csr_spmm (A is f64; the kernel is f32"),
+            std::string::npos)
+      << f64.describe();
+}
+
+TEST(Providers, AConvertedInputIsConvertedOncePerContents) {
+  // B is given as f64 to a kernel compiled for f32: converted on the first call, reused while B
+  // is unchanged, converted again after an in-place write.
+  std::mt19937 rng(freshSeed());
+  KernelOptions options;
+  options.formats = {{"A", "csr"}};
+  const Kernel kernel = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", options);
+  ASSERT_EQ(kernel.provider(), "csr_spmm");
+  std::vector<double> a = randomValues({40, 30}, "csr", rng),
+                      b = randomValues({30, 8}, "dense", rng);
+  const Tensor tA = fromDense({40, 30}, a.data(), Format::parse("csr", 2));
+  Tensor tB = fromDense({30, 8}, b.data(), Format::parse("dense", 2), DType::kF64);
+  const std::vector<double> first = toDense(kernel.run({{"A", &tA}, {"B", &tB}}));
+  static_cast<double*>(tB.mutableValues().data())[0] += 1.0;
+  b[0] += 1.0;
+  const std::vector<double> second = toDense(kernel.run({{"A", &tA}, {"B", &tB}}));
+  for (int64_t i = 0; i < 40; ++i) {
+    double want = 0;
+    for (int64_t k = 0; k < 30; ++k)
+      want += a[static_cast<size_t>(i * 30 + k)] * b[static_cast<size_t>(k * 8)];
+    EXPECT_NEAR(second[static_cast<size_t>(i * 8)], want, 1e-4) << "row " << i;
+  }
+  EXPECT_NE(first, second);
+}
+
+}  // namespace
+}  // namespace sparseflow
