@@ -30,6 +30,11 @@ echo "== sparseflow convert as a process (time, peak RSS): 10^7 entries in 10^6 
 "$python" bench/cli_convert.py --sparseflow "$build/bin/sparseflow" --rows "$work/rows.tsv" \
   --limits "$work/limits.txt"
 
+echo "== the pipeline's providers as users reach them: fused SpMM epilogue vs plain, 2:4 GEMV" \
+     "through sparseflow run, Python per-call cost; peers: the plain SpMM, OpenBLAS sgemv"
+"$python" bench/cli_pipeline.py --sparseflow "$build/bin/sparseflow" --rows "$work/rows.tsv" \
+  --limits "$work/limits.txt"
+
 echo "== 2:4 GEMM (NMLinear) on transformer shapes, batch 1/8/32/128, f32/bf16/f16, and the" \
      "compression pipeline; peers: OpenBLAS, oneDNN, DenseLinear (dense, same run)"
 "$build/bin/bench_nm_gemm" --limits="$work/limits.txt" --rows="$work/rows.tsv"

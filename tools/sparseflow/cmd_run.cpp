@@ -239,10 +239,18 @@ int runKernel(KernelArgs args) {
   std::fputs(kernel.describe().c_str(), stdout);
   std::printf("ran in %.3f ms: %s\n", ms, result.summary().c_str());
   if (args.repeat > 0) {  // kernel time only: inputs are bound already, no I/O in the loop
+    // An `=` kernel runs into the first run's output (no allocation per call, as a caller that
+    // keeps its output does); a `+=` kernel gets a fresh one each time, so the file written is
+    // one run's result.
+    const bool accumulates = expr::parse(args.kernel).accumulate;
     std::vector<double> times;
     for (int r = 0; r < args.repeat; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
-      result = kernel.run(bound, params);
+      if (accumulates) {
+        result = kernel.run(bound, params);
+      } else {
+        kernel.run(bound, result, params);
+      }
       times.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }

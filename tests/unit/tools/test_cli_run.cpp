@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -252,6 +253,50 @@ TEST_F(CliRun, CompileEmitsToAFile) {
   r = run({"compile", "C(i,j) = A(i,k) * B(k,j)", "--format", "A=bsr:2x2", "--emit", "mlir"});
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("bsr:2x2"), std::string::npos) << r.err;
+}
+
+TEST_F(CliRun, CompilePrintsEveryStageAndEmitsWithoutACompiler) {
+  // No working C++ compiler: --emit ir and cpp still work (the pipeline stops before the JIT).
+  const char* saved = std::getenv("SPARSEFLOW_CXX");
+  const std::string restore = saved ? saved : "";
+  ASSERT_EQ(setenv("SPARSEFLOW_CXX", "/nonexistent/c++", 1), 0);
+  const std::string kernel = "C(i,j) = sqrt(A(i,k)) * B(k,j) + 0.25";
+  Result r = run(
+      {"compile", kernel, "--format", "A=csr", "--emit", "ir", "--print-after-all", "--no-cache"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  size_t at = 0;
+  for (const char* stage :
+       {"parse", "check", "canonicalize", "lower", "schedule", "default-transforms"}) {
+    const size_t next = r.out.find(std::string("// ----- after ") + stage + " -----\n", at);
+    ASSERT_NE(next, std::string::npos) << stage << " missing or out of order:\n" << r.out;
+    at = next;
+  }
+  EXPECT_EQ(r.out.find("after select-provider"), std::string::npos) << r.out;
+  r = run({"compile", kernel, "--format", "A=csr", "--emit", "cpp", "--no-cache"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("sf_kernel_main"), std::string::npos) << r.out;
+  r = run({"run", kernel, "--format", "A=csr", "--no-cache", "--no-run"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("/nonexistent/c++"), std::string::npos) << r.err;
+  if (saved) {
+    setenv("SPARSEFLOW_CXX", restore.c_str(), 1);
+  } else {
+    unsetenv("SPARSEFLOW_CXX");
+  }
+  // --stop-after: printed, not run; SPARSEFLOW_TIME_PASSES times every stage that ran.
+  ASSERT_EQ(setenv("SPARSEFLOW_TIME_PASSES", "1", 1), 0);
+  r = run({"compile", "y(i) = relu(A(i,j) * x(j) + b(i))", "--format", "A=csr", "--stop-after",
+           "select-provider", "--print-after-all"});
+  unsetenv("SPARSEFLOW_TIME_PASSES");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("provider: csr_spmm\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("pass timing"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("select-provider"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("codegen"), std::string::npos) << r.err;
+  r = run({"compile", "y(i) = A(i,j) * x(j)", "--stop-after", "optimize", "--emit", "ir"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("unknown pipeline stage 'optimize'"), std::string::npos) << r.err;
+  EXPECT_TRUE(files().empty());
 }
 
 /// Each bad invocation fails, names the argument at fault and leaves no output behind.
