@@ -62,6 +62,9 @@ class Buffer {
   std::vector<int64_t> toIndexVector() const;
   /// A deep, owned copy.
   Buffer clone() const;
+  /// True when this Buffer is the only holder of its memory (no copy, tensor or array view shares
+  /// it): an output pool may then hand it out again.
+  bool soleOwner() const { return memory_ != nullptr && memory_.use_count() == 1; }
 
   /// Where a cache of data derived from this buffer stands: `id` names the memory (never reused,
   /// unlike its address), `version` changes after every write, and `watched` is false when writes

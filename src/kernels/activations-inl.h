@@ -99,15 +99,19 @@ V applyExact(D d, V v, float atInf, float atMinusInf) {
   return r;
 }
 
-/// y[i] = F(y[i] + bias[i]) for i < count (bias may be null); `reference` is F's float64
-/// definition, which gives the value at ±inf.
+/// F's values at +inf and -inf (from its float64 reference), which the vector formulas do not give.
+struct InfinityValues {
+  float atInf = 0, atMinusInf = 0;
+};
+
+/// y[i] = F(y[i] + bias[i]) for i < count (bias may be null), with F's values at ±inf given
+/// (kernels that apply the epilogue row by row compute them once per call).
 template <class F>
-void applySpan(float* HWY_RESTRICT y, const float* HWY_RESTRICT bias, int64_t count,
-               double (*reference)(double)) {
+void applySpanWith(float* HWY_RESTRICT y, const float* HWY_RESTRICT bias, int64_t count,
+                   InfinityValues inf) {
   const hn::ScalableTag<float> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const float atInf = static_cast<float>(reference(HUGE_VAL));
-  const float atMinusInf = static_cast<float>(reference(-HUGE_VAL));
+  const float atInf = inf.atInf, atMinusInf = inf.atMinusInf;
   int64_t i = 0;
   for (; i + lanes <= count; i += lanes) {
     auto v = hn::LoadU(d, y + i);
@@ -127,12 +131,46 @@ void applySpan(float* HWY_RESTRICT y, const float* HWY_RESTRICT bias, int64_t co
   }
 }
 
+/// y[i] = F(y[i] + bias[i]) for i < count (bias may be null); `reference` is F's float64
+/// definition, which gives the value at ±inf.
+template <class F>
+void applySpan(float* HWY_RESTRICT y, const float* HWY_RESTRICT bias, int64_t count,
+               double (*reference)(double)) {
+  applySpanWith<F>(
+      y, bias, count,
+      {static_cast<float>(reference(HUGE_VAL)), static_cast<float>(reference(-HUGE_VAL))});
+}
+
+/// The activation's values at ±inf, for applyEpilogueWith.
+inline InfinityValues infinityValues(Activation activation) {
+  switch (activation) {
+#define SF_ACTIVATION_CASE(e, name, ref, vec) \
+  case Activation::e:                         \
+    return {static_cast<float>(ref(HUGE_VAL)), static_cast<float>(ref(-HUGE_VAL))};
+    SF_ACTIVATION_LIST(SF_ACTIVATION_CASE)
+#undef SF_ACTIVATION_CASE
+  }
+  return {};
+}
+
 /// The epilogue over a span of f32 outputs: y = activation(y + bias), bias may be null.
 inline void applyEpilogue(Activation activation, float* HWY_RESTRICT y,
                           const float* HWY_RESTRICT bias, int64_t count) {
   switch (activation) {
 #define SF_ACTIVATION_CASE(e, name, ref, vec) \
   case Activation::e: applySpan<vec>(y, bias, count, &ref); return;
+    SF_ACTIVATION_LIST(SF_ACTIVATION_CASE)
+#undef SF_ACTIVATION_CASE
+  }
+}
+
+/// applyEpilogue with the activation's values at ±inf computed once by the caller
+/// (infinityValues), for kernels that apply it to many short spans.
+inline void applyEpilogueWith(Activation activation, float* HWY_RESTRICT y,
+                              const float* HWY_RESTRICT bias, int64_t count, InfinityValues inf) {
+  switch (activation) {
+#define SF_ACTIVATION_CASE(e, name, ref, vec) \
+  case Activation::e: applySpanWith<vec>(y, bias, count, inf); return;
     SF_ACTIVATION_LIST(SF_ACTIVATION_CASE)
 #undef SF_ACTIVATION_CASE
   }

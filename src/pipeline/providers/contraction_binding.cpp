@@ -66,9 +66,11 @@ ContractionBinding::Bound ContractionBinding::bind(const Inputs& inputs,
 
 Tensor ContractionBinding::makeOutput(const Bound& bound) const {
   const Format dense = Format::parse("dense", static_cast<int32_t>(bound.outputShape.size()));
+  Buffer values = outputs_.take(c_.out.dtype, bound.product(c_.out.indices));
+  outputs_.keep(values);
   return Tensor(bound.outputShape, c_.out.dtype, dense,
                 std::vector<LevelStorage>(static_cast<size_t>(dense.numLevels())),
-                Buffer::zeros(c_.out.dtype, bound.product(c_.out.indices)));
+                std::move(values));
 }
 
 void ContractionBinding::checkOutput(const Tensor& output, const Bound& bound) const {

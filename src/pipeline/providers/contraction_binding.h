@@ -12,6 +12,7 @@
 #include "pipeline/contraction.h"
 #include "pipeline/executable.h"
 #include "runtime/conversion_cache.h"
+#include "runtime/output_pool.h"
 
 namespace sparseflow::pipeline {
 
@@ -30,7 +31,8 @@ class ContractionBinding {
     int64_t product(const std::vector<std::string>& indices) const;
   };
   Bound bind(const Inputs& inputs, const Params& params) const;
-  /// A new dense output for `bound` (zeros).
+  /// A dense output for `bound` that the caller overwrites whole: an earlier call's buffer when
+  /// its caller has let go of it (runtime/output_pool.h), else new.
   Tensor makeOutput(const Bound& bound) const;
   /// Checks a caller's output: dense row-major, the output's dtype and the bound shape.
   void checkOutput(const Tensor& output, const Bound& bound) const;
@@ -43,6 +45,7 @@ class ContractionBinding {
   expr::Statement statement_;
   std::string text_;
   runtime::ConversionCache conversions_;
+  mutable runtime::OutputPool outputs_;
 };
 
 }  // namespace sparseflow::pipeline

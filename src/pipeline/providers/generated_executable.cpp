@@ -19,13 +19,26 @@ GeneratedExecutable::GeneratedExecutable(expr::Statement statement, lower::Lower
     symbolic_ = compiled_.module->function<sf_kernel_entry>(SF_KERNEL_SYMBOLIC_ENTRY_NAME);
 }
 
+Tensor GeneratedExecutable::makeOutput(const runtime::BoundInputs& bound) const {
+  const runtime::OutputLayout layout = runtime::outputLayout(lowered_, bound);
+  if (layout.pattern != nullptr) return runtime::makeOutput(lowered_, bound);
+  // Dense: the generated code adds into zeros; a reused buffer is zeroed here.
+  bool reused = false;
+  Buffer values = outputs_.take(layout.dtype, layout.values, &reused);
+  if (reused) std::memset(values.data(), 0, static_cast<size_t>(values.bytes()));
+  outputs_.keep(values);
+  return Tensor(bound.outputShape, layout.dtype, layout.format,
+                std::vector<LevelStorage>(static_cast<size_t>(layout.format.numLevels())),
+                std::move(values));
+}
+
 Tensor GeneratedExecutable::run(const Inputs& inputs, const Params& params) const {
   const runtime::BoundInputs bound =
       runtime::bindInputs(statement_, lowered_, inputs, params, &shapes_, &conversions_);
   if (symbolic_) {
     return runtime::runAssembling(lowered_, bound, symbolic_, entry_, statement_.text);
   }
-  Tensor output = runtime::makeOutput(lowered_, bound);
+  Tensor output = makeOutput(bound);
   const std::vector<sf_tensor_arg> args = runtime::tensorArgs(lowered_, bound, output);
   runtime::callEntry(entry_, args, bound, statement_.text);
   return output;

@@ -11,6 +11,7 @@
 #include "pipeline/executable.h"
 #include "runtime/conversion_cache.h"
 #include "runtime/kernel_args.h"
+#include "runtime/output_pool.h"
 
 namespace sparseflow::pipeline {
 
@@ -27,6 +28,9 @@ class GeneratedExecutable final : public Executable {
   bool fromCache() const override { return compiled_.fromCache; }
 
  private:
+  /// A zero-valued output: dense ones from the pool, sparse ones sharing an input's pattern new.
+  Tensor makeOutput(const runtime::BoundInputs& bound) const;
+
   expr::Statement statement_;
   lower::LoweredKernel lowered_;
   jit::CompileResult compiled_;
@@ -35,6 +39,7 @@ class GeneratedExecutable final : public Executable {
   runtime::KernelEntry symbolic_;  ///< the first phase of a kernel that assembles its output
   mutable runtime::ShapeCache shapes_;
   runtime::ConversionCache conversions_;
+  mutable runtime::OutputPool outputs_;  ///< dense outputs of earlier calls, for reuse
 };
 
 }  // namespace sparseflow::pipeline

@@ -25,6 +25,22 @@ const bool kCacheDirSet = [] {
   return setenv("SPARSEFLOW_CACHE_DIR", SPARSEFLOW_TEST_CACHE_DIR, 0) == 0;
 }();
 
+// Under the sanitizers (10-20x slower) the providers run on the best and the baseline SIMD target
+// with smaller shapes; tests/unit/kernels covers every target of each kernel there too.
+#ifdef SPARSEFLOW_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+/// The SIMD targets to run on: all that this CPU runs, or under the sanitizers the best and the
+/// baseline.
+std::vector<int64_t> targetsToRun() {
+  std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  if (kSanitized && targets.size() > 2) targets = {targets.front(), targets.back()};
+  return targets;
+}
+
 struct Case {
   std::string kernel;
   std::map<std::string, std::string> formats;
@@ -81,7 +97,7 @@ void checkCase(const Case& c, std::mt19937& rng, const std::map<std::string, int
   std::map<std::string, std::vector<std::string>> uses;
   collect(*statement.rhs, uses);
   std::map<std::string, int64_t> extents = pinned;
-  std::uniform_int_distribution<int64_t> extent(3, 40);
+  std::uniform_int_distribution<int64_t> extent(3, kSanitized ? 16 : 40);
   std::map<std::string, expr::TensorInfo> infos;
   std::map<std::string, testing::DenseRef> refs;
   std::map<std::string, Tensor> tensors;
@@ -185,7 +201,7 @@ TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
   cases.push_back({"Y(n,o) += gelu(X(n,i) * W(o,i) + b(o))", nmW, "nm_linear"});
   cases.push_back({"Y(n,o) += X(n,i) * W(o,i)", csrW, "csr_spmm"});
   cases.push_back({"Y(n,o) += silu(X(n,i) * W(o,i) + b(o))", {}, "dense_linear"});
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+  for (int64_t target : targetsToRun()) {
     hwy::SetSupportedTargetsForTest(target);
     SCOPED_TRACE(std::string("target ") + hwy::TargetName(target));
     for (const Case& c : cases) checkCase(c, rng);
@@ -196,9 +212,11 @@ TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
 TEST(Providers, WideAndNarrowShapesAndBatchOne) {
   std::mt19937 rng(freshSeed());
   // Columns around the CSR panel widths, a batch of one through the linear layouts.
-  for (int64_t j : {1, 2, 15, 16, 17, 64, 129}) {
+  const std::vector<int64_t> widths = kSanitized ? std::vector<int64_t>{1, 17, 64}
+                                                 : std::vector<int64_t>{1, 2, 15, 16, 17, 64, 129};
+  for (int64_t j : widths) {
     checkCase({"C(i,j) = relu(A(i,k) * B(k,j) + b(j))", {{"A", "csr"}}, "csr_spmm"}, rng,
-              {{"j", j}, {"i", 300}, {"k", 200}});
+              {{"j", j}, {"i", kSanitized ? 120 : 300}, {"k", 200}});
   }
   for (int64_t n : {1, 3, 64}) {
     checkCase({"Y(n,o) = X(n,i) * W(o,i) + b(o)", {{"W", "2:4"}}, "nm_linear"}, rng,
@@ -256,6 +274,66 @@ TEST(Providers, AConvertedInputIsConvertedOncePerContents) {
     EXPECT_NEAR(second[static_cast<size_t>(i * 8)], want, 1e-4) << "row " << i;
   }
   EXPECT_NE(first, second);
+}
+
+}  // namespace
+}  // namespace sparseflow
+
+namespace sparseflow {
+namespace {
+
+TEST(Providers, RepeatedCallsReuseAnOutputTheCallerLetGoOf) {
+  // y = kernel.run(...) in a loop: the old y is alive while the new one is made, so two buffers
+  // alternate; an output still held is never handed out again; values are right every time.
+  std::mt19937 rng(freshSeed());
+  for (const auto& [text, handTuned] : std::vector<std::pair<std::string, bool>>{
+           {"C(i,j) = relu(A(i,k) * B(k,j) + b(j))", true},
+           {"C(i,j) = relu(A(i,k) * B(k,j) + b(j))", false}}) {
+    SCOPED_TRACE(text + (handTuned ? " (hand-tuned)" : " (generated)"));
+    KernelOptions options;
+    options.formats = {{"A", "csr"}};
+    options.handTuned = handTuned;
+    const Kernel kernel = Kernel::compile(text, options);
+    const std::vector<double> a = randomValues({50, 30}, "csr", rng);
+    const Tensor tA = fromDense({50, 30}, a.data(), Format::parse("csr", 2));
+    std::vector<const void*> addresses;
+    Tensor y;
+    for (int call = 0; call < 6; ++call) {
+      const std::vector<double> b = randomValues({30, 20}, "dense", rng);
+      const std::vector<double> bias = randomValues({20}, "dense", rng);
+      const Tensor tB = fromDense({30, 20}, b.data(), Format::parse("dense", 2));
+      const Tensor tb = fromDense({20}, bias.data(), Format::parse("dense", 1));
+      y = kernel.run({{"A", &tA}, {"B", &tB}, {"b", &tb}});
+      addresses.push_back(y.values().data());
+      const std::vector<double> got = toDense(y);
+      for (int64_t i = 0; i < 50; ++i) {
+        for (int64_t j = 0; j < 20; ++j) {
+          double acc = bias[static_cast<size_t>(j)];
+          for (int64_t k = 0; k < 30; ++k)
+            acc += a[static_cast<size_t>(i * 30 + k)] * b[static_cast<size_t>(k * 20 + j)];
+          ASSERT_NEAR(got[static_cast<size_t>(i * 20 + j)], std::max(acc, 0.0), 1e-4)
+              << "call " << call << " element " << i << "," << j;
+        }
+      }
+    }
+    // Consecutive outputs differ (the previous one was still held), and from the third call on
+    // the buffers alternate instead of being allocated anew.
+    for (size_t c = 1; c < addresses.size(); ++c) EXPECT_NE(addresses[c], addresses[c - 1]);
+    EXPECT_EQ(addresses[2], addresses[0]);
+    EXPECT_EQ(addresses[5], addresses[3]);
+    // Outputs the caller keeps are never reused: with both earlier ones held, new buffers.
+    const Tensor kept = y;
+    const std::vector<double> before = toDense(kept);
+    const std::vector<double> b = randomValues({30, 20}, "dense", rng);
+    const Tensor tB = fromDense({30, 20}, b.data(), Format::parse("dense", 2));
+    const Tensor tb = fromDense({20}, b.data(), Format::parse("dense", 1));
+    const Tensor second = kernel.run({{"A", &tA}, {"B", &tB}, {"b", &tb}});
+    const Tensor third = kernel.run({{"A", &tA}, {"B", &tB}, {"b", &tb}});
+    EXPECT_NE(second.values().data(), kept.values().data());
+    EXPECT_NE(third.values().data(), kept.values().data());
+    EXPECT_NE(third.values().data(), second.values().data());
+    EXPECT_EQ(toDense(kept), before);
+  }
 }
 
 }  // namespace
