@@ -42,6 +42,8 @@ class Kernel:
 
     def __init__(self, compiled, formats: dict, dtypes: dict, schedule: str):
         self._kernel = compiled
+        # `out=` is the output argument unless the kernel names a tensor `out` itself.
+        self._out_is_tensor = re.search(r"\bout\s*\(", compiled.text) is not None
         self.formats = dict(formats)
         self.dtypes = dict(dtypes)
         self.schedule = schedule
@@ -88,8 +90,9 @@ class Kernel:
         shape, dtype and format) that the kernel writes into and returns, so repeated calls
         allocate nothing; a ``+=`` kernel adds into it, an ``=`` kernel overwrites it.
         """
-        tensors = {name: as_tensor(value) for name, value in inputs.items()}
-        scalars = {name: float(value) for name, value in (params or {}).items()}
+        tensors = {name: value if type(value) is Tensor else as_tensor(value)
+                   for name, value in inputs.items()}
+        scalars = {name: float(value) for name, value in params.items()} if params else {}
         if out is not None:
             self._kernel.run_into(tensors, _output_view(out), scalars)
             return out
@@ -100,7 +103,7 @@ class Kernel:
         """``kernel(A=a, x=x)``; ``out=y`` writes into y (unless the kernel has a tensor named
         out)."""
         out = None
-        if "out" in arguments and not re.search(r"\bout\s*\(", self.text):
+        if "out" in arguments and not self._out_is_tensor:
             out = arguments.pop("out")
         tensors, params = {}, {}
         for name, value in arguments.items():

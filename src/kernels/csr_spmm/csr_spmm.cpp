@@ -71,6 +71,25 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, InfinityValues inf, int64_t i, in
   }
   float* out = a.c + i * a.cols + j0;
   const int64_t count = V * lanes + tail;
+  if (a.overwrite && (a.activation == Activation::kNone || a.activation == Activation::kRelu)) {
+    // Bias and relu in registers before the one store (neither needs the ±inf/NaN fix-up of the
+    // other activations: relu's compare keeps NaN and gives 0 at -inf, as torch does).
+    const bool relu = a.activation == Activation::kRelu;
+    for (int v = 0; v < V; ++v) {
+      auto x = acc[v];
+      if (a.bias != nullptr) {
+        x = hn::Add(x, a.biasPerRow ? hn::Set(d, a.bias[i]) : hn::LoadU(d, a.bias + j0 + v * lanes));
+      }
+      if (relu) x = hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
+      hn::StoreU(x, d, out + v * lanes);
+    }
+    for (int64_t t = 0; t < tail; ++t) {
+      float x = rest[t];
+      if (a.bias != nullptr) x += a.biasPerRow ? a.bias[i] : a.bias[j0 + V * lanes + t];
+      out[V * lanes + t] = relu && x < 0.0f ? 0.0f : x;
+    }
+    return;
+  }
   if (a.overwrite) {
     for (int v = 0; v < V; ++v) hn::StoreU(acc[v], d, out + v * lanes);
     for (int64_t t = 0; t < tail; ++t) out[V * lanes + t] = rest[t];
