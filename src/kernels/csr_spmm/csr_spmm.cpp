@@ -21,6 +21,11 @@ namespace sparseflow::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
+/// Narrow B (fewer columns than one full vector): 4-lane vectors, and 2-lane ones for 2 or 3
+/// columns, so a narrow B is not all scalar tail (the tail's sums live in memory, one
+/// store-to-load chain per entry: 2x slower).
+using DNarrow = hn::CappedTag<float, 4>;
+using DPair = hn::CappedTag<float, 2>;
 
 /// Entries ahead whose B row is prefetched.
 constexpr int64_t kPrefetchDistance = 16;
@@ -49,14 +54,24 @@ HWY_INLINE void epilogueSpan(const CsrSpmmArgs& a, InfinityValues inf, float* va
 
 /// Row i of C, columns [j0, j0 + V·lanes + tail): V full vectors in registers, `tail` (< lanes)
 /// columns in scalars.
-template <int V, bool kPrefetch>
+template <class D, int V, bool kPrefetch>
 HWY_INLINE void panelRow(const CsrSpmmArgs& a, InfinityValues inf, int64_t i, int64_t j0,
                          int64_t tail) {
-  const DF d;
+  const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  hn::Vec<DF> acc[V > 0 ? V : 1];
+  hn::Vec<D> acc[V > 0 ? V : 1];
   for (int v = 0; v < V; ++v) acc[v] = hn::Zero(d);
-  float rest[16] = {};
+    // The `tail` (< lanes) columns after the full vectors: one more register through masked loads
+    // where they cannot fault (AVX2, AVX-512; as scalars their sums live in memory, one
+    // store-to-load chain per entry, 2-3x slower), else scalars.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  constexpr bool kMaskedTail = true;
+#else
+  constexpr bool kMaskedTail = false;
+#endif
+  const auto tailMask = hn::FirstN(d, static_cast<size_t>(tail));
+  auto accTail = hn::Zero(d);
+  HWY_ALIGN float rest[hn::MaxLanes(D())] = {};
   const int64_t begin = a.pos[i], end = a.pos[i + 1];
   const float* bPanel = a.b + j0;
   for (int64_t q = begin; q < end; ++q) {
@@ -67,8 +82,13 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, InfinityValues inf, int64_t i, in
     const float* row = bPanel + static_cast<int64_t>(a.crd[q]) * a.cols;
     const auto value = hn::Set(d, a.vals[q]);
     for (int v = 0; v < V; ++v) acc[v] = hn::MulAdd(value, hn::LoadU(d, row + v * lanes), acc[v]);
-    for (int64_t t = 0; t < tail; ++t) rest[t] += a.vals[q] * row[V * lanes + t];
+    if (kMaskedTail && tail > 0) {
+      accTail = hn::MulAdd(value, hn::MaskedLoad(tailMask, d, row + V * lanes), accTail);
+    } else {
+      for (int64_t t = 0; t < tail; ++t) rest[t] += a.vals[q] * row[V * lanes + t];
+    }
   }
+  if (kMaskedTail) hn::Store(accTail, d, rest);
   float* out = a.c + i * a.cols + j0;
   const int64_t count = V * lanes + tail;
   if (a.overwrite && (a.activation == Activation::kNone || a.activation == Activation::kRelu)) {
@@ -78,7 +98,8 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, InfinityValues inf, int64_t i, in
     for (int v = 0; v < V; ++v) {
       auto x = acc[v];
       if (a.bias != nullptr) {
-        x = hn::Add(x, a.biasPerRow ? hn::Set(d, a.bias[i]) : hn::LoadU(d, a.bias + j0 + v * lanes));
+        x = hn::Add(x,
+                    a.biasPerRow ? hn::Set(d, a.bias[i]) : hn::LoadU(d, a.bias + j0 + v * lanes));
       }
       if (relu) x = hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
       hn::StoreU(x, d, out + v * lanes);
@@ -160,18 +181,18 @@ void column(const CsrSpmmArgs& a, int threads, int64_t chunk) {
   }
 }
 
-template <int V>
+template <class D, int V>
 void panel(const CsrSpmmArgs& a, int64_t j0, int64_t tail, int threads, int64_t chunk) {
   const InfinityValues inf = infinityValues(a.activation);
   // B rows are prefetched only when B is past half the L2: from the L2 the hardware keeps up,
   // and the prefetches would take load slots from B's loads.
   if (a.inner == 0 || a.inner * a.cols * 4 > kPrefetchAboveBytes) {
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
-    for (int64_t i = 0; i < a.rows; ++i) panelRow<V, true>(a, inf, i, j0, tail);
+    for (int64_t i = 0; i < a.rows; ++i) panelRow<D, V, true>(a, inf, i, j0, tail);
     return;
   }
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
-  for (int64_t i = 0; i < a.rows; ++i) panelRow<V, false>(a, inf, i, j0, tail);
+  for (int64_t i = 0; i < a.rows; ++i) panelRow<D, V, false>(a, inf, i, j0, tail);
 }
 
 void CsrSpmm(const CsrSpmmArgs& a) {
@@ -187,16 +208,30 @@ void CsrSpmm(const CsrSpmmArgs& a) {
   for (int64_t j0 = 0; j0 < a.cols; j0 += width) {
     const int64_t columns = std::min(width, a.cols - j0);
     const int64_t full = columns / lanes, tail = columns % lanes;
+    const int64_t narrowLanes = static_cast<int64_t>(hn::Lanes(DNarrow()));
+    if (full == 0 && columns >= 2 && columns < narrowLanes) {
+      panel<DPair, 1>(a, j0, columns - 2, threads, chunk);
+      continue;
+    }
+    if (full == 0 && lanes > narrowLanes && columns >= narrowLanes) {
+      // 4 to lanes - 1 columns: up to three 4-lane vectors, the rest scalar.
+      const int64_t narrowTail = columns % narrowLanes;
+      switch (columns / narrowLanes) {
+        case 1: panel<DNarrow, 1>(a, j0, narrowTail, threads, chunk); continue;
+        case 2: panel<DNarrow, 2>(a, j0, narrowTail, threads, chunk); continue;
+        default: panel<DNarrow, 3>(a, j0, narrowTail, threads, chunk); continue;
+      }
+    }
     switch (full) {
-      case 8: panel<8>(a, j0, tail, threads, chunk); break;
-      case 7: panel<7>(a, j0, tail, threads, chunk); break;
-      case 6: panel<6>(a, j0, tail, threads, chunk); break;
-      case 5: panel<5>(a, j0, tail, threads, chunk); break;
-      case 4: panel<4>(a, j0, tail, threads, chunk); break;
-      case 3: panel<3>(a, j0, tail, threads, chunk); break;
-      case 2: panel<2>(a, j0, tail, threads, chunk); break;
-      case 1: panel<1>(a, j0, tail, threads, chunk); break;
-      default: panel<0>(a, j0, tail, threads, chunk); break;
+      case 8: panel<DF, 8>(a, j0, tail, threads, chunk); break;
+      case 7: panel<DF, 7>(a, j0, tail, threads, chunk); break;
+      case 6: panel<DF, 6>(a, j0, tail, threads, chunk); break;
+      case 5: panel<DF, 5>(a, j0, tail, threads, chunk); break;
+      case 4: panel<DF, 4>(a, j0, tail, threads, chunk); break;
+      case 3: panel<DF, 3>(a, j0, tail, threads, chunk); break;
+      case 2: panel<DF, 2>(a, j0, tail, threads, chunk); break;
+      case 1: panel<DF, 1>(a, j0, tail, threads, chunk); break;
+      default: panel<DF, 0>(a, j0, tail, threads, chunk); break;
     }
   }
 }

@@ -103,8 +103,10 @@ TEST(CsrSpmm, MatchesFloat64OnEveryTarget) {
   for (int64_t target : targets) {
     hwy::SetSupportedTargetsForTest(target);
     const int64_t panel = csrSpmmPanelColumns();
-    for (int64_t cols : {int64_t{1}, int64_t{5}, int64_t{16}, int64_t{31}, int64_t{32}, int64_t{33},
-                         panel - 1, panel, panel + 1, int64_t{100}, int64_t{128}, int64_t{130}}) {
+    for (int64_t cols : {int64_t{1},  int64_t{2},  int64_t{3},   int64_t{4},   int64_t{5},
+                         int64_t{8},  int64_t{12}, int64_t{15},  int64_t{16},  int64_t{31},
+                         int64_t{32}, int64_t{33}, panel - 1,    panel,        panel + 1,
+                         panel + 2,   panel + 7,   int64_t{100}, int64_t{128}, int64_t{130}}) {
       checkProduct(randomCsr(37, 23, 0.3, rng), cols, 1, rng);
       checkProduct(randomCsr(37, 23, 0.3, rng), cols, 1, rng, true);
     }
@@ -181,7 +183,8 @@ TEST(CsrSpmm, FusedEpilogueMatchesFloat64OnEveryTarget) {
     hwy::SetSupportedTargetsForTest(target);
     for (Activation activation : allActivations()) {
       for (BiasMode bias : {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow}) {
-        for (int64_t cols : {int64_t{1}, int64_t{5}, int64_t{33}, csrSpmmPanelColumns() + 3}) {
+        for (int64_t cols : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{12}, int64_t{33},
+                             csrSpmmPanelColumns() + 3}) {
           for (bool overwrite : {true, false}) {
             checkFused(randomCsr(70, 23, 0.3, rng), cols, 1, rng, overwrite, activation, bias);
           }
