@@ -1,6 +1,7 @@
 // OutputAssembly (see assembly.h): the statements of the two phases for one nest.
 #include "lower/assembly.h"
 
+#include "lower/array_names.h"
 #include "support/check.h"
 
 namespace sparseflow::lower {
@@ -14,17 +15,18 @@ OutputAssembly::OutputAssembly(AssemblyPhase phase, const Operand& target, int n
     : phase_(phase), target_(target), compute_(compute), hash_(hash) {
   if (!active()) return;
   level_ = target.format.numLevels() - 1;
-  const std::string n = std::to_string(nestId), l = std::to_string(level_);
+  const std::string n = std::to_string(nestId);
   count_ = "nnz" + n;
   cursor_ = "w" + n;
-  pos_ = {target.arrayPrefix + "_pos" + l, widthType(target.format.posWidth())};
-  crd_ = {target.arrayPrefix + "_crd" + l, widthType(target.format.crdWidth())};
-  vals_ = {target.arrayPrefix + "_vals", target.valueType};
-  wsValues_ = {"ws" + n + "_vals", compute};
-  wsMarks_ = {"ws" + n + "_mark", ScalarType::kU8};
-  wsList_ = {"ws" + n + "_list", ScalarType::kI64};
-  wsKeys_ = {"ws" + n + "_keys", ScalarType::kI64};
-  wsSlots_ = {"ws" + n + "_slots", ScalarType::kI64};
+  pos_ = {posArray(target.arrayPrefix, level_), widthType(target.format.posWidth())};
+  crd_ = {crdArray(target.arrayPrefix, level_), widthType(target.format.crdWidth())};
+  vals_ = {valuesArray(target.arrayPrefix), target.valueType};
+  const std::string ws = workspacePrefix(nestId);
+  wsValues_ = {ws + "_vals", compute};
+  wsMarks_ = {ws + "_mark", ScalarType::kU8};
+  wsList_ = {ws + "_list", ScalarType::kI64};
+  wsKeys_ = {ws + "_keys", ScalarType::kI64};
+  wsSlots_ = {ws + "_slots", ScalarType::kI64};
 }
 
 std::vector<Stmt> OutputAssembly::probe(const std::string& slot, const Expr& coord) const {

@@ -17,16 +17,6 @@
 
 namespace sparseflow::lower {
 
-std::string valuesName(const std::string& tensor) {
-  return "t" + tensor + "_vals";
-}
-std::string extentName(const std::string& indexVar) {
-  return "n_" + indexVar;
-}
-std::string paramName(const std::string& param) {
-  return "p_" + param;
-}
-
 namespace {
 
 using ir::Expr;
@@ -157,7 +147,7 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
       Operand op;
       op.tensor = a->tensor;
       op.indices = a->indices;
-      op.arrayPrefix = "t" + a->tensor;
+      op.arrayPrefix = tensorPrefix(a->tensor);
       const int k = argIndex(a->tensor);
       if (k < 0) {  // a temporary
         op.format = denseFormat(static_cast<int32_t>(a->indices.size()));
@@ -180,7 +170,7 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
     Operand target;
     target.tensor = pass.target;
     target.indices = pass.targetIndices;
-    target.arrayPrefix = "t" + pass.target;
+    target.arrayPrefix = tensorPrefix(pass.target);
     const int targetArg = argIndex(pass.target);
     if (targetArg < 0) {
       target.format = denseFormat(static_cast<int32_t>(pass.targetIndices.size()));
@@ -245,7 +235,7 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
     Expr size = ir::intImm(1);
     for (const std::string& index : t->indices)
       size = ir::mul(size, ir::var(extentName(index), ScalarType::kI64));
-    body = ir::allocate({"t" + t->name + "_vals", out.computeType}, size, body);
+    body = ir::allocate({valuesName(t->name), out.computeType}, size, body);
   }
   top.push_back(body);
   out.body = ir::block(std::move(top));
@@ -253,34 +243,33 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
   // Arrays of the tensor arguments.
   for (size_t k = 0; k < out.tensors.size(); ++k) {
     const TensorArg& arg = out.tensors[k];
-    const std::string prefix = "t" + arg.name;
-    out.arrays.push_back({{prefix + "_vals", arg.valueType},
+    const std::string prefix = tensorPrefix(arg.name);
+    out.arrays.push_back({{valuesArray(prefix), arg.valueType},
                           static_cast<int32_t>(k),
                           ArrayBinding::Kind::kValues,
                           0});
     for (int32_t l = 0; l < arg.format.numLevels(); ++l) {
       const auto caps = format::levelImpl(arg.format.level(l).type.kind).capabilities();
-      const std::string level = std::to_string(l);
       if (caps.hasPos) {
-        out.arrays.push_back({{prefix + "_pos" + level, widthType(arg.format.posWidth())},
+        out.arrays.push_back({{posArray(prefix, l), widthType(arg.format.posWidth())},
                               static_cast<int32_t>(k),
                               ArrayBinding::Kind::kPos,
                               l});
       }
       if (caps.hasCrd) {
-        out.arrays.push_back({{prefix + "_crd" + level, widthType(arg.format.crdWidth())},
+        out.arrays.push_back({{crdArray(prefix, l), widthType(arg.format.crdWidth())},
                               static_cast<int32_t>(k),
                               ArrayBinding::Kind::kCrd,
                               l});
       }
       if (arg.format.level(l).type.kind == LevelKind::kFixed && arg.format.level(l).type.k == 0) {
-        out.arrays.push_back({{prefix + "_slots" + level, ScalarType::kI64},
+        out.arrays.push_back({{slotsArray(prefix, l), ScalarType::kI64},
                               static_cast<int32_t>(k),
                               ArrayBinding::Kind::kSlots,
                               l});
       }
       if (caps.hasMeta) {
-        out.arrays.push_back({{prefix + "_meta" + level, ScalarType::kU8},
+        out.arrays.push_back({{metaArray(prefix, l), ScalarType::kU8},
                               static_cast<int32_t>(k),
                               ArrayBinding::Kind::kMeta,
                               l});

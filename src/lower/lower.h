@@ -8,6 +8,7 @@
 
 #include "expr/expr.h"
 #include "ir/ir.h"
+#include "lower/array_names.h"
 #include "sparseflow/format.h"
 
 namespace sparseflow::lower {
@@ -72,10 +73,5 @@ struct LowerOptions {
 /// version cannot do yet (co-iteration of several sparse operands over one index, sparse outputs
 /// other than the pattern of a sparse input).
 LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions& options);
-
-/// Names used in the generated code for a tensor's arrays, an index variable and a parameter.
-std::string valuesName(const std::string& tensor);
-std::string extentName(const std::string& indexVar);
-std::string paramName(const std::string& param);
 
 }  // namespace sparseflow::lower

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "lower/array_names.h"
 #include "lower/level_iteration.h"
 #include "lower/loop_order.h"
 #include "lower/lower.h"
@@ -276,12 +277,11 @@ LevelContext NestBuilder::levelContext(size_t k, int32_t l) const {
   const LevelSpec& spec = op.format.level(l);
   LevelContext ctx;
   ctx.type = spec.type;
-  const std::string level = std::to_string(l);
-  ctx.pos = {op.arrayPrefix + "_pos" + level, widthType(op.format.posWidth())};
-  ctx.crd = {op.arrayPrefix + "_crd" + level, widthType(op.format.crdWidth())};
-  ctx.meta = {op.arrayPrefix + "_meta" + level, ScalarType::kU8};
+  ctx.pos = {posArray(op.arrayPrefix, l), widthType(op.format.posWidth())};
+  ctx.crd = {crdArray(op.arrayPrefix, l), widthType(op.format.crdWidth())};
+  ctx.meta = {metaArray(op.arrayPrefix, l), ScalarType::kU8};
   ctx.slots = spec.type.k > 0 ? ir::intImm(spec.type.k)
-                              : ir::var(op.arrayPrefix + "_slots" + level, ScalarType::kI64);
+                              : ir::var(slotsArray(op.arrayPrefix, l), ScalarType::kI64);
   const Expr dim = extentOf(op.indices[static_cast<size_t>(spec.expr.dim)]);
   switch (spec.expr.op) {
     case LevelExpr::Op::kIdentity: ctx.extent = dim; break;

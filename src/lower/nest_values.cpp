@@ -2,6 +2,7 @@
 // co-iteration, or a zero-fill operand's padding) is structural: a product or quotient with it as
 // a factor is exactly 0, even beside inf or NaN; factors that do not change inside a sum's
 // accumulated loops multiply the finished sum (docs/compiler.md, "Zeros, infinities and NaN").
+#include "lower/array_names.h"
 #include "lower/nest_builder_impl.h"
 #include "lower/presence.h"
 #include "support/check.h"
@@ -39,7 +40,7 @@ Expr NestBuilder::entryHere(size_t k) const {
   SF_ICHECK(pos != nullptr) << "position of " << ops_[k].tensor << " unknown at the innermost loop";
   const ir::ScalarType type = ops_[k].valueType;
   const Expr nonzero =
-      ir::binary(ir::BinaryOp::kNe, ir::load({ops_[k].arrayPrefix + "_vals", type}, pos),
+      ir::binary(ir::BinaryOp::kNe, ir::load({valuesArray(ops_[k].arrayPrefix), type}, pos),
                  ir::floatImm(0.0, type));
   // Absent in a co-iteration: its position is not one to read.
   return present_[k] ? andCondition(present_[k], nonzero) : nonzero;
@@ -52,7 +53,7 @@ Expr NestBuilder::translate(const expr::Expr& e, bool inProduct) {
       const Expr pos = positions_[k].empty() ? ir::intImm(0) : positions_[k].back();
       SF_ICHECK(pos != nullptr) << "position of " << a->tensor << " unknown at the innermost loop";
       const Expr loaded =
-          ir::cast(ir::load({ops_[k].arrayPrefix + "_vals", ops_[k].valueType}, pos), compute_);
+          ir::cast(ir::load({valuesArray(ops_[k].arrayPrefix), ops_[k].valueType}, pos), compute_);
       return present_[k] ? ir::select(present_[k], loaded, ir::floatImm(0.0, compute_)) : loaded;
     }
     SF_FAIL(kInternal) << "no operand for access to " << a->tensor;
