@@ -87,7 +87,7 @@ SPARSEFLOW_API const char* sparseflow_last_error(void);
 /// MINOR versions only add functions and enum values, so a library of the same MAJOR and an equal
 /// or higher MINOR runs every program built against this header.
 #define SPARSEFLOW_ABI_VERSION_MAJOR 1
-#define SPARSEFLOW_ABI_VERSION_MINOR 2
+#define SPARSEFLOW_ABI_VERSION_MINOR 3
 
 /// MAJOR and MINOR packed as (MAJOR << 16) | MINOR, as sparseflow_abi_version() returns them.
 #define SPARSEFLOW_ABI_VERSION \
@@ -411,11 +411,27 @@ SPARSEFLOW_API sparseflow_status sparseflow_kernel_run(
     SparseFlowContext* context, const SparseFlowKernel* kernel, const char* const* names,
     const SparseFlowTensor* const* tensors, size_t count, const char* const* param_names,
     const double* params, size_t param_count, SparseFlowTensor** output);
-/// The generated C++ source (string rules as sparseflow_tensor_get_format).
+/// sparseflow_kernel_run into `output` (ABI 1.3), a tensor of the output's shape, dtype and format
+/// that the caller made (sparseflow_tensor_create_dense over its own memory, or an earlier
+/// result): `=` kernels overwrite its values, `+=` kernels add to them, and nothing is allocated
+/// for the output (a kernel that assembles a sparse output replaces its storage). A wrong shape,
+/// dtype or format is SPARSEFLOW_STATUS_INVALID_ARGUMENT naming the output.
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_run_into(
+    SparseFlowContext* context, const SparseFlowKernel* kernel, const char* const* names,
+    const SparseFlowTensor* const* tensors, size_t count, const char* const* param_names,
+    const double* params, size_t param_count, SparseFlowTensor* output);
+/// The provider that runs the kernel (ABI 1.3): "csr_spmm", "nm_linear", "dense_linear" (the
+/// hand-tuned kernels), "generated" or "format decomposition" (string rules as
+/// sparseflow_tensor_get_format).
+SPARSEFLOW_API sparseflow_status sparseflow_kernel_get_provider(const SparseFlowKernel* kernel,
+                                                                char* buffer, size_t capacity,
+                                                                size_t* size);
+/// The generated C++ source, or a comment naming the hand-tuned kernel that runs instead (string
+/// rules as sparseflow_tensor_get_format).
 SPARSEFLOW_API sparseflow_status sparseflow_kernel_get_source(const SparseFlowKernel* kernel,
                                                               char* buffer, size_t capacity,
                                                               size_t* size);
-/// The loop IR after scheduling, printed.
+/// The loop IR as compiled (after the schedule and the default transforms), printed.
 SPARSEFLOW_API sparseflow_status sparseflow_kernel_get_ir(const SparseFlowKernel* kernel,
                                                           char* buffer, size_t capacity,
                                                           size_t* size);
@@ -433,11 +449,11 @@ SPARSEFLOW_API sparseflow_status sparseflow_kernel_destroy(SparseFlowKernel* ker
  * ------------------------------------------------------------------------------------------- */
 
 /// New options holding the defaults; release with sparseflow_kernel_options_destroy.
-SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_create(
-    SparseFlowKernelOptions** options);
+SPARSEFLOW_API sparseflow_status
+sparseflow_kernel_options_create(SparseFlowKernelOptions** options);
 /// Releases options; NULL is accepted and ignored. Kernels compiled with them are not affected.
-SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_destroy(
-    SparseFlowKernelOptions* options);
+SPARSEFLOW_API sparseflow_status
+sparseflow_kernel_options_destroy(SparseFlowKernelOptions* options);
 /// Binds tensor `tensor_name` to `format`, any format text of docs/formats.md taken whole
 /// ("csr", "bsr:4x4", "2:4", "levels[d0:dense, d1:compressed]"); replaces an earlier binding of
 /// the name; NULL or "" removes it (dense). The text is checked when the kernel compiles.
@@ -447,18 +463,18 @@ SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_format(
 SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_dtype(
     SparseFlowKernelOptions* options, const char* tensor_name, sparseflow_dtype dtype);
 /// The schedule text (docs/compiler.md); NULL or "": the default schedule.
-SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_schedule(
-    SparseFlowKernelOptions* options, const char* schedule);
+SPARSEFLOW_API sparseflow_status
+sparseflow_kernel_options_set_schedule(SparseFlowKernelOptions* options, const char* schedule);
 /// 1: run the outermost loop of each nest on all cores where that cannot race (default); 0: not.
-SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_parallel(
-    SparseFlowKernelOptions* options, int32_t parallel);
+SPARSEFLOW_API sparseflow_status
+sparseflow_kernel_options_set_parallel(SparseFlowKernelOptions* options, int32_t parallel);
 /// 1: use the on-disk kernel cache (default); 0: compile privately, cache nothing.
-SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_use_cache(
-    SparseFlowKernelOptions* options, int32_t use_cache);
+SPARSEFLOW_API sparseflow_status
+sparseflow_kernel_options_set_use_cache(SparseFlowKernelOptions* options, int32_t use_cache);
 /// 1: run the hand-tuned kernels where the kernel is exactly theirs (default); 0: always
 /// generated code.
-SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_set_hand_tuned(
-    SparseFlowKernelOptions* options, int32_t hand_tuned);
+SPARSEFLOW_API sparseflow_status
+sparseflow_kernel_options_set_hand_tuned(SparseFlowKernelOptions* options, int32_t hand_tuned);
 /// The format bound to `tensor_name` ("" when none: dense); string rules as
 /// sparseflow_tensor_get_format.
 SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_format(
@@ -471,10 +487,10 @@ SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_dtype(
 SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_schedule(
     const SparseFlowKernelOptions* options, char* buffer, size_t capacity, size_t* size);
 /// The switches, 0 or 1.
-SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_parallel(
-    const SparseFlowKernelOptions* options, int32_t* parallel);
-SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_use_cache(
-    const SparseFlowKernelOptions* options, int32_t* use_cache);
+SPARSEFLOW_API sparseflow_status
+sparseflow_kernel_options_get_parallel(const SparseFlowKernelOptions* options, int32_t* parallel);
+SPARSEFLOW_API sparseflow_status
+sparseflow_kernel_options_get_use_cache(const SparseFlowKernelOptions* options, int32_t* use_cache);
 SPARSEFLOW_API sparseflow_status sparseflow_kernel_options_get_hand_tuned(
     const SparseFlowKernelOptions* options, int32_t* hand_tuned);
 /// sparseflow_kernel_compile with the settings of `options` (NULL: the defaults). The options

@@ -86,6 +86,8 @@ void resetOutput(T** out, const char* name) {
 const SparseFlowContext& contextArg(const SparseFlowContext* context, const char* name);
 SparseFlowContext& contextArg(SparseFlowContext* context, const char* name);
 const SparseFlowTensor& tensorArg(const SparseFlowTensor* tensor, const char* name);
+/// A live tensor handle that a function writes into (a kernel's output).
+SparseFlowTensor& outputTensorArg(SparseFlowTensor* tensor, const char* name);
 const SparseFlowLinear& linearArg(const SparseFlowLinear* layer, const char* name);
 const SparseFlowKernel& kernelArg(const SparseFlowKernel* kernel, const char* name);
 const SparseFlowKernelOptions& kernelOptionsArg(const SparseFlowKernelOptions* options,

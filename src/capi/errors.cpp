@@ -108,6 +108,11 @@ const SparseFlowTensor& tensorArg(const SparseFlowTensor* tensor, const char* na
   return *tensor;
 }
 
+SparseFlowTensor& outputTensorArg(SparseFlowTensor* tensor, const char* name) {
+  requireLiveHandle(tensor, HandleKind::kTensor, name);
+  return *tensor;
+}
+
 const SparseFlowLinear& linearArg(const SparseFlowLinear* layer, const char* name) {
   requireLiveHandle(layer, HandleKind::kLinear, name);
   return *layer;
