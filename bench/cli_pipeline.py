@@ -11,7 +11,10 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
 - 2:4 GEMV: `y(o) = W(o,i) * x(i)` with W in 2:4 on 4096x11008, 11008x4096, 4096x4096 against
   numpy's W @ x (OpenBLAS sgemv) on the dense weights (target: >= 2x);
 - per-call cost from Python: `kernel(A=a, B=b)` (a new output each call) and
-  `kernel(A=a, B=b, out=c)` against the CLI's median for the same kernel (target: <= 1.10x).
+  `kernel(A=a, B=b, out=c)` against the CLI's median for the same kernel (target: <= 1.10x);
+- SpMV `y(i) = A(i,j) * x(j)` on a random 100000 x 100000 matrix with 10^7 entries (A csr f32):
+  the csr_spmm provider against the same kernel as generated code and scipy's A @ x (target:
+  >= 70% of the measured read bandwidth).
 Each CLI case runs --rounds times interleaved with its peer; rows hold the medians. Rows go to
 --rows in bench_report's tab-separated format, and to stdout.
 
@@ -80,9 +83,42 @@ print(statistics.median(samples))
 """
 
 
+PERMUTE = """
+import numpy as np, scipy.io, sparseflow as sf
+a = sf.to_scipy(sf.read({path!r})).tocsr()
+rng = np.random.default_rng(0)
+a = a[rng.permutation(a.shape[0])][:, rng.permutation(a.shape[1])]
+scipy.io.mmwrite({out!r}, a.tocoo(), precision=9)
+"""
+SPMV_INPUTS = """
+import numpy as np, scipy.sparse as sp, sparseflow as sf
+rng = np.random.default_rng(5)
+n, nnz = 100000, 10000000
+m = sp.csr_matrix((rng.uniform(-1, 1, nnz).astype(np.float32),
+                   (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
+m.sum_duplicates()
+sf.write({path!r}, sf.from_scipy(m, dtype="f32"))
+np.save({x!r}, rng.uniform(-1, 1, n).astype(np.float32))
+"""
+SCIPY_SPMV = """
+import time, statistics, numpy as np, sparseflow as sf
+a = sf.to_scipy(sf.read({path!r})).tocsr()
+x = np.load({x!r})
+a @ x
+samples = []
+for _ in range({repeat}):
+    t = time.perf_counter(); a @ x; samples.append((time.perf_counter() - t) * 1e3)
+print(statistics.median(samples))
+"""
+
+
+def python_path():
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+
+
 def python_ms(code):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+    env["PYTHONPATH"] = python_path()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"cli_pipeline.py: a Python measurement failed: {done.stderr}")
@@ -100,8 +136,8 @@ def read_bandwidth(path):
     if not path:
         return None
     fields = dict(line.strip().partition(" ")[::2] for line in open(path))
-    threads = os.environ.get("OMP_NUM_THREADS", str(os.cpu_count()))
-    return float(fields.get(f"read_bandwidth_{threads}", fields["read_bandwidth_1"]))
+    threads = int(os.environ.get("OMP_NUM_THREADS", os.cpu_count()))
+    return float(fields["read_bandwidth_1" if threads == 1 else "read_bandwidth_all"])
 
 
 def main():
@@ -119,8 +155,12 @@ def main():
     rng = np.random.default_rng(3)
     out = []
     with tempfile.TemporaryDirectory() as work:
-        # --- fused epilogue vs plain SpMM, and the Python per-call cost
-        for label, path in MATRICES:
+        # --- fused epilogue vs plain SpMM, and the Python per-call cost; one matrix is also run
+        # with its rows and columns randomly permuted (B's rows then come in no order)
+        permuted = f"{work}/permuted.mtx"
+        subprocess.run([sys.executable, "-c", PERMUTE.format(path=MATRICES[2][1], out=permuted)],
+                       check=True, env={**os.environ, "PYTHONPATH": python_path()})
+        for label, path in MATRICES + [(MATRICES[2][0] + "_permuted", permuted)]:
             a = sf.read(path)  # shape and entries only; the measurements run in child processes
             rows, inner = a.shape
             b = rng.uniform(-1, 1, (inner, 64)).astype(np.float32)
@@ -163,6 +203,32 @@ def main():
                            floor, basis, f"out= {into / f:.2f}x the CLI's (target <= 1.10); a new "
                            f"output per call {fresh:.3g} ms = {fresh / f:.2f}x",
                            f"kernel(A=a, B=b, b=bias, out=c), kernel = sf.compile('{fused_k}', formats={{'A': 'csr'}})"))
+        # --- SpMV on a random 10^5-square matrix with 10^7 entries, against generated code and scipy
+        spmv = f"{work}/spmv.sft"
+        subprocess.run([sys.executable, "-c", SPMV_INPUTS.format(path=spmv, x=f"{work}/xv.npy")],
+                       check=True, env={**os.environ, "PYTHONPATH": python_path()})
+        inputs = {"A": spmv, "x": f"{work}/xv.npy"}
+        ours, generated, peer = [], [], []
+        for _ in range(args.rounds):
+            ours.append(cli_median_ms(args.sparseflow, "y(i) = A(i,j) * x(j)", {"A": "csr"},
+                                      inputs, args.repeat))
+            generated.append(cli_median_ms(args.sparseflow, "y(i) = A(i,j) * x(j)", {"A": "csr"},
+                                           inputs, args.repeat, ["--generated-only"]))
+            peer.append(python_ms(SCIPY_SPMV.format(path=spmv, x=f"{work}/xv.npy",
+                                                    repeat=args.repeat))[0])
+        m = statistics.median(t for t, _ in ours)
+        g = statistics.median(t for t, _ in generated)
+        pm = statistics.median(peer)
+        floor, basis = None, "-"
+        if bandwidth:
+            moved = 10_000_000 * 8 + 100_001 * 4 + 2 * 100_000 * 4
+            floor = moved / bandwidth * 1e3
+            basis = f"{moved / 1e6:.3g} MB at {bandwidth / 1e9:.3g} GB/s"
+        out.append(row("cli_spmv/random_100000x100000_nnz10000000", m, "scipy A @ x", pm, floor,
+                       basis, f"speedup {pm / m:.2f}; provider {ours[0][1]}; generated code "
+                       f"{g:.3g} ms" + (f"; {floor / m:.0%} of the read bandwidth (target >= 70%)"
+                                        if floor else ""),
+                       f"sparseflow run 'y(i) = A(i,j) * x(j)' --format A=csr --in A=spmv.sft --in x=x.npy --repeat {args.repeat}"))
         # --- 2:4 GEMV against OpenBLAS sgemv on the dense weights
         for o, i in GEMV_SHAPES:
             w = rng.uniform(-1, 1, (o, i)).astype(np.float32)
