@@ -3,6 +3,9 @@
 // `Y(n..., o) = act(X(n..., k) * W(o,k) + bias(o))`, run as (W · Xᵀ)ᵀ. The epilogue is fused into
 // the kernel's store (kernels/csr_spmm).
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "kernels/csr_spmm/csr_spmm.h"
@@ -93,6 +96,16 @@ class CsrSpmmExecutable final : public Executable {
     args.cols = cols;
     args.overwrite = overwrite;
     if (!linear_ || cols == 1) {  // one row of X is a column already
+      // B's rows are loaded once per entry of A: rows that straddle cache lines (numpy arrays
+      // are 16-byte aligned) made the SpMM 1.4x slower. When each row of B is read 16 times or
+      // more on average, an aligned copy costs at most 1/16 of those loads.
+      Buffer aligned;
+      const int64_t entries = args.pos[args.rows];
+      if (cols > 1 && reinterpret_cast<uintptr_t>(b) % 64 != 0 && entries >= 16 * args.inner) {
+        aligned = Buffer::zeros(DType::kF32, args.inner * cols);
+        std::memcpy(aligned.data(), b, static_cast<size_t>(args.inner * cols) * sizeof(float));
+        b = static_cast<const float*>(std::as_const(aligned).data());
+      }
       args.b = b;
       args.c = out;
       kernels::csrSpmm(args);
