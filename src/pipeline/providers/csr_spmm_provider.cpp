@@ -12,6 +12,7 @@
 #include "pipeline/provider.h"
 #include "pipeline/providers/contraction_binding.h"
 #include "pipeline/providers/provider_checks.h"
+#include "runtime/output_pool.h"
 
 namespace sparseflow::pipeline {
 namespace {
@@ -102,7 +103,8 @@ class CsrSpmmExecutable final : public Executable {
       Buffer aligned;
       const int64_t entries = args.pos[args.rows];
       if (cols > 1 && reinterpret_cast<uintptr_t>(b) % 64 != 0 && entries >= 16 * args.inner) {
-        aligned = Buffer::zeros(DType::kF32, args.inner * cols);
+        aligned = alignedCopies_.take(DType::kF32, args.inner * cols);  // reused across calls
+        alignedCopies_.keep(aligned);
         std::memcpy(aligned.data(), b, static_cast<size_t>(args.inner * cols) * sizeof(float));
         b = static_cast<const float*>(std::as_const(aligned).data());
       }
@@ -129,6 +131,7 @@ class CsrSpmmExecutable final : public Executable {
   }
 
   ContractionBinding binding_;
+  mutable runtime::OutputPool alignedCopies_;  ///< scratch for aligned copies of B
   std::string sparse_, dense_;
   std::vector<std::string> rows_, columns_;
   bool biasPerRow_, linear_, parallel_;
