@@ -98,11 +98,12 @@ class CsrSpmmExecutable final : public Executable {
     args.overwrite = overwrite;
     if (!linear_ || cols == 1) {  // one row of X is a column already
       // B's rows are loaded once per entry of A: rows that straddle cache lines (numpy arrays
-      // are 16-byte aligned) made the SpMM 1.4x slower. When each row of B is read 16 times or
-      // more on average, an aligned copy costs at most 1/16 of those loads.
+      // are 16-byte aligned) made the SpMM 1.4x slower. When each row of B is read 128 times or
+      // more on average, an aligned copy (made on one thread, ~10 GB/s) costs far less than
+      // that; below, it cost as much as it saved (facebook: 22 reads per row, copy 0.1 ms).
       Buffer aligned;
       const int64_t entries = args.pos[args.rows];
-      if (cols > 1 && reinterpret_cast<uintptr_t>(b) % 64 != 0 && entries >= 16 * args.inner) {
+      if (cols > 1 && reinterpret_cast<uintptr_t>(b) % 64 != 0 && entries >= 128 * args.inner) {
         aligned = alignedCopies_.take(DType::kF32, args.inner * cols);  // reused across calls
         alignedCopies_.keep(aligned);
         std::memcpy(aligned.data(), b, static_cast<size_t>(args.inner * cols) * sizeof(float));

@@ -346,7 +346,7 @@ TEST(Providers, CsrSpmmReadsAMisalignedBThroughAnAlignedCopy) {
   // B viewed in caller memory at a 4-byte offset (rows straddle cache lines), each row of B read
   // by many entries of A: the provider copies B aligned; the result is the same.
   std::mt19937 rng(freshSeed());
-  const int64_t rows = 200, inner = 24, cols = 64;
+  const int64_t rows = 3200, inner = 24, cols = 64;  // 3200 entries per row of B
   const std::vector<double> a = randomValues({rows, inner}, "dense", rng);  // every entry stored
   const Tensor tA = fromDense({rows, inner}, a.data(), Format::parse("csr", 2));
   std::vector<float> storage(static_cast<size_t>(inner * cols + 16));
