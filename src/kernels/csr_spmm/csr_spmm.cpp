@@ -8,6 +8,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/csr_spmm/csr_spmm.cpp"
@@ -131,6 +133,72 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, InfinityValues inf, int64_t i, in
   for (int64_t t = 0; t < tail; ++t) out[V * lanes + t] += rest[t];
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+/// Masked loads and stores that never touch the lanes masked off (AVX2, AVX-512).
+constexpr bool kFaultFreeMasks = true;
+#else
+constexpr bool kFaultFreeMasks = false;
+#endif
+
+/// Whether shiftedRow serves this panel: full vectors only, B's rows all `shift` lanes past a
+/// vector boundary (a row stride of whole vectors), and an epilogue it applies in registers.
+bool shiftedRowServes(const CsrSpmmArgs& a, int64_t lanes, int64_t tail, int64_t shift) {
+  return kFaultFreeMasks && tail == 0 && shift != 0 && a.cols % lanes == 0 &&
+         (a.activation == Activation::kNone || a.activation == Activation::kRelu) &&
+         (a.overwrite || !hasEpilogue(a));
+}
+
+/// Row i of C, columns [j0, j0 + V·lanes), when B's rows all start `shift` lanes past a vector
+/// boundary (numpy arrays are 16-byte aligned; such rows straddle cache lines and made the SpMM
+/// 1.4x slower): V + 1 accumulators over the aligned vectors that cover the panel, the first and
+/// the last loaded (and stored) through masks, so no load of B crosses a line. Bias and relu are
+/// applied in registers (shiftedRowServes says when this runs).
+template <int V, bool kPrefetch>
+HWY_INLINE void shiftedRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t shift) {
+  const DF d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  hn::Vec<DF> acc[V + 1];
+  for (int v = 0; v <= V; ++v) acc[v] = hn::Zero(d);
+  const auto last = hn::FirstN(d, static_cast<size_t>(shift));  // lanes below the shift
+  const auto first = hn::Not(last);                             // lanes from the shift on
+  const int64_t begin = a.pos[i], end = a.pos[i + 1];
+  // Aligned addresses `shift` lanes before the panel; only masked lanes are read there.
+  const float* bPanel = a.b + j0 - shift;
+  for (int64_t q = begin; q < end; ++q) {
+    if (kPrefetch && q + kPrefetchDistance < end) {
+      const float* ahead = bPanel + static_cast<int64_t>(a.crd[q + kPrefetchDistance]) * a.cols;
+      for (int64_t line = 0; line <= V * lanes; line += 16) hwy::Prefetch(ahead + line);
+    }
+    const float* row = bPanel + static_cast<int64_t>(a.crd[q]) * a.cols;
+    const auto value = hn::Set(d, a.vals[q]);
+    acc[0] = hn::MulAdd(value, hn::MaskedLoad(first, d, row), acc[0]);
+    for (int v = 1; v < V; ++v) acc[v] = hn::MulAdd(value, hn::Load(d, row + v * lanes), acc[v]);
+    acc[V] = hn::MulAdd(value, hn::MaskedLoad(last, d, row + V * lanes), acc[V]);
+  }
+  float* out = a.c + i * a.cols + j0 - shift;
+  const bool relu = a.activation == Activation::kRelu;
+  for (int v = 0; v <= V; ++v) {
+    auto x = acc[v];
+    if (a.bias != nullptr) {
+      const float* bias = a.bias + j0 - shift + v * lanes;
+      x = hn::Add(x, a.biasPerRow ? hn::Set(d, a.bias[i])
+                     : v == 0     ? hn::MaskedLoad(first, d, bias)
+                     : v == V     ? hn::MaskedLoad(last, d, bias)
+                                  : hn::LoadU(d, bias));
+    }
+    if (relu) x = hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
+    float* at = out + v * lanes;
+    if (v == 0 || v == V) {
+      const auto mask = v == 0 ? first : last;
+      if (!a.overwrite) x = hn::Add(x, hn::MaskedLoad(mask, d, at));
+      hn::BlendedStore(x, mask, d, at);
+    } else {
+      if (!a.overwrite) x = hn::Add(x, hn::LoadU(d, at));
+      hn::StoreU(x, d, at);
+    }
+  }
+}
+
 /// One row's dot product with the column: four interleaved partial sums, so the entries do not
 /// wait on one chain of additions.
 /// Not vectorized: GCC turns the four sums into AVX-512 gathers with in-order reductions, which
@@ -184,6 +252,24 @@ void column(const CsrSpmmArgs& a, int threads, int64_t chunk) {
 template <class D, int V>
 void panel(const CsrSpmmArgs& a, int64_t j0, int64_t tail, int threads, int64_t chunk) {
   const InfinityValues inf = infinityValues(a.activation);
+  if constexpr (std::is_same_v<D, DF> && V > 0) {
+    const int64_t lanes = static_cast<int64_t>(hn::Lanes(DF()));
+    const int64_t shift =
+        static_cast<int64_t>(reinterpret_cast<uintptr_t>(a.b + j0) / sizeof(float)) % lanes;
+    if (reinterpret_cast<uintptr_t>(a.b) % sizeof(float) == 0 &&
+        shiftedRowServes(a, lanes, tail, shift)) {
+      const bool prefetch = a.inner == 0 || a.inner * a.cols * 4 > kPrefetchAboveBytes;
+#pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
+      for (int64_t i = 0; i < a.rows; ++i) {
+        if (prefetch) {
+          shiftedRow<V, true>(a, i, j0, shift);
+        } else {
+          shiftedRow<V, false>(a, i, j0, shift);
+        }
+      }
+      return;
+    }
+  }
   // B rows are prefetched only when B is past half the L2: from the L2 the hardware keeps up,
   // and the prefetches would take load slots from B's loads.
   if (a.inner == 0 || a.inner * a.cols * 4 > kPrefetchAboveBytes) {

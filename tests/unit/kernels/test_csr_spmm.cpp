@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "hwy/targets.h"
@@ -126,10 +128,20 @@ enum class BiasMode { kNone, kPerColumn, kPerRow };
 
 /// C (+)= act(A·B + bias) against float64: the epilogue applies to the product alone (added into
 /// C's old values without `overwrite`).
+/// `bOffset` >= 0 places B that many floats past a 64-byte boundary (numpy's arrays are 16-byte
+/// aligned: rows that straddle cache lines take the kernel's shifted path); -1 leaves it where
+/// the vector put it.
 void checkFused(const RandomCsr& a, int64_t cols, int threads, std::mt19937& rng, bool overwrite,
-                Activation activation, BiasMode biasMode) {
+                Activation activation, BiasMode biasMode, int64_t bOffset = -1) {
   std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  std::vector<float> b(static_cast<size_t>(a.inner * cols)), c(static_cast<size_t>(a.rows * cols));
+  std::vector<float> bStorage(static_cast<size_t>(a.inner * cols + 32));
+  float* bData = bStorage.data();
+  if (bOffset >= 0) {
+    while (reinterpret_cast<uintptr_t>(bData) % 64 != 0) ++bData;
+    bData += bOffset;
+  }
+  std::span<float> b(bData, static_cast<size_t>(a.inner * cols));
+  std::vector<float> c(static_cast<size_t>(a.rows * cols));
   std::vector<float> bias(static_cast<size_t>(biasMode == BiasMode::kPerRow ? a.rows : cols));
   for (float& x : b) x = value(rng);
   for (float& x : c) x = value(rng);
@@ -193,6 +205,33 @@ TEST(CsrSpmm, FusedEpilogueMatchesFloat64OnEveryTarget) {
       checkFused(randomCsr(300, 200, 0.3, rng), 64, 2, rng, true, activation, BiasMode::kPerColumn);
       checkFused(randomCsr(3000, 200, 0.05, rng), 1, 2, rng, true, activation, BiasMode::kPerRow);
     }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// B at every offset from a cache line (the shifted path for whole-vector widths), every
+// activation and bias mode, stored and added, on every target.
+TEST(CsrSpmm, MisalignedBMatchesFloat64OnEveryTarget) {
+  const auto seed =
+      static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (int64_t offset = 0; offset < 16; ++offset) {
+      for (int64_t cols : {int64_t{16}, int64_t{32}, int64_t{48}, int64_t{64}, int64_t{128},
+                           int64_t{256}, int64_t{20}}) {
+        for (bool overwrite : {true, false}) {
+          const Activation act = offset % 3 == 0   ? Activation::kNone
+                                 : offset % 3 == 1 ? Activation::kRelu
+                                                   : Activation::kSilu;
+          const BiasMode bias = static_cast<BiasMode>((offset + cols) % 3);
+          checkFused(randomCsr(40, 23, 0.3, rng), cols, 1, rng, overwrite, act, bias, offset);
+        }
+      }
+    }
+    checkFused(randomCsr(400, 300, 0.2, rng), 64, 2, rng, true, Activation::kRelu,
+               BiasMode::kPerColumn, 4);
   }
   hwy::SetSupportedTargetsForTest(0);
 }
