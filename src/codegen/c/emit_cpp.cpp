@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/c/coordinate_loops.h"
 #include "codegen/c/prelude.h"
 #include "ir/expr_writer.h"
 #include "ir/verify.h"
@@ -130,6 +131,12 @@ class CppEmitter : public ExprWriter {
     out << "; " << n.var << " < ";
     visit(n.end);
     out << "; ++" << n.var << ") {\n";
+    if (n.loopKind == LoopKind::kSerial && walksCoordinates(n)) {
+      // An empty asm statement: GCC does not vectorize the loop around it (no gathers; see
+      // coordinate_loops.h) and optimizes everything else as before.
+      line();
+      out << "  __asm__(\"\");  // a loop over coordinates stays scalar\n";
+    }
     const bool atomic = atomic_, region = inRegion_;
     atomic_ = atomic_ || n.notes.atomicStores;
     inRegion_ = false;
