@@ -237,6 +237,9 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
       size = ir::mul(size, ir::var(extentName(index), ScalarType::kI64));
     body = ir::allocate({valuesName(t->name), out.computeType}, size, body);
   }
+  for (const Temporary& t : normalized.temporaries)
+    out.temporaries.push_back({{valuesName(t.name), out.computeType}, t.indices});
+  out.outputIndices = kernel.statement.lhs.indices;
   top.push_back(body);
   out.body = ir::block(std::move(top));
 

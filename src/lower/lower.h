@@ -52,7 +52,15 @@ struct LoweredKernel {
   /// extent after the index variables' (sf_ws_capacity, see lower/assembly.h).
   bool hashCapacity = false;
   std::vector<std::string> loopOrders;  ///< per loop nest: "i, k, j"
-  std::vector<std::string> notes;       ///< decisions a user should see (densified operands...)
+  /// The dense temporaries the body allocates around its nests (a reduction under a function),
+  /// row-major over their indices, and the output's indices: what schedule::fuseTemporaries needs.
+  struct TemporaryArray {
+    ir::Array values;
+    std::vector<std::string> indices;
+  };
+  std::vector<TemporaryArray> temporaries;
+  std::vector<std::string> outputIndices;
+  std::vector<std::string> notes;  ///< decisions a user should see (densified operands...)
 };
 
 struct LowerOptions {

@@ -142,6 +142,15 @@ lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const CheckedSt
 }
 
 lower::LoweredKernel defaultTransformsStage(lower::LoweredKernel lowered) {
+  std::vector<schedule::Temporary> temporaries;
+  for (const lower::LoweredKernel::TemporaryArray& t : lowered.temporaries) {
+    if (t.indices.empty()) continue;  // a scalar: no row to keep
+    ir::Expr rowSize = ir::intImm(1);
+    for (size_t k = 1; k < t.indices.size(); ++k)
+      rowSize = ir::mul(rowSize, ir::var(lower::extentName(t.indices[k]), ir::ScalarType::kI64));
+    temporaries.push_back({t.values, t.indices.front(), rowSize});
+  }
+  lowered.body = schedule::fuseTemporaries(lowered.body, temporaries, lowered.outputIndices);
   lowered.body = schedule::specializeExtents(schedule::splitAccumulators(lowered.body));
   if (lowered.symbolic) lowered.symbolic = schedule::specializeExtents(lowered.symbolic);
   return lowered;

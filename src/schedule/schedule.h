@@ -109,6 +109,22 @@ bool hasBoundLoops(const ir::Stmt& s);
 /// compiler unrolls) with the generic body for other extents.
 ir::Stmt specializeExtents(const ir::Stmt& body);
 
+/// A dense temporary of a lowered body (lower/normalize.h: a reduction under a function), filled
+/// by nests of its own before the nests that read it: its values array, row-major with index
+/// `rowIndex` first, and the elements of one row (the product of the other indices' extents).
+struct Temporary {
+  ir::Array values;
+  std::string rowIndex;
+  ir::Expr rowSize;
+};
+
+/// Part of the default schedule, applied after the user's: when the nests that fill temporaries
+/// and the nests that read them all run the same outermost loop over the temporaries' first index
+/// (an index of the output too), they run as one loop, each iteration keeping its row of each
+/// temporary in a per-thread workspace (no dense temporary; the epilogue reads a row in cache).
+ir::Stmt fuseTemporaries(const ir::Stmt& body, const std::vector<Temporary>& temporaries,
+                         const std::vector<std::string>& outputIndices);
+
 /// Part of the default schedule, applied to the generated C++: a serial loop whose body only adds
 /// into one scalar accumulator (a row sum over a compressed level) runs as `ways` interleaved
 /// partial sums, added at the end, so the entries no longer wait on one chain of additions.

@@ -624,22 +624,35 @@ TEST(CompilerErrors, AWorkspaceThatCannotBeAllocatedIsAnError) {
 #ifdef SPARSEFLOW_SANITIZED
   GTEST_SKIP() << "AddressSanitizer aborts on an impossible calloc instead of returning null";
 #else
-  // exp() of a reduction is computed into a dense temporary of n_i x n_j = 2^42 floats (16 TiB),
-  // while the inputs and the output (2^21 floats) are small: calloc fails inside the generated
-  // code, and the kernel must say so instead of returning an incomplete y.
+  // exp() of a reduction is computed into a dense temporary: of n_i x n_j = 2^42 floats (16 TiB)
+  // when the output's index is not the temporary's first (no row-by-row fusion), and of one row
+  // of n_j x n_l = 2^42 floats per thread when it is; the inputs and the output (2^21 floats) are
+  // small: calloc fails inside the generated code, and the kernel must say so instead of
+  // returning an incomplete y.
   const int64_t n = int64_t{1} << 21;
   const Tensor A = fromCoo({{n, 2}, {0, 1, 5, 0}, {1.0, 2.0}}, Format::parse("csr", 2));
   const Tensor B = fromCoo({{2, n}, {0, 3, 1, 7}, {3.0, 4.0}}, Format::parse("csr", 2));
-  KernelOptions options;
-  options.formats = {{"A", "csr"}, {"B", "csr"}};
-  const Kernel k = Kernel::compile("y(i) = sum(j, exp(sum(k, A(i,k) * B(k,j))))", options);
-  try {
-    (void)k.run({{"A", &A}, {"B", &B}});
-    ADD_FAILURE() << "a 16 TiB workspace was allocated";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory) << e.what();
-    EXPECT_NE(std::string(e.what()).find("workspace could not be allocated"), std::string::npos)
-        << e.what();
+  for (const bool fused : {false, true}) {
+    const char* text = fused ? "y(i) = sum(j, sum(l, exp(sum(k, A(i,k) * B(k,j) * D(k,l)))))"
+                             : "y(j) = sum(i, exp(sum(k, A(i,k) * B(k,j))))";
+    SCOPED_TRACE(text);
+    KernelOptions options;
+    options.formats = {{"A", "csr"}, {"B", "csr"}};
+    std::map<std::string, const Tensor*> inputs{{"A", &A}, {"B", &B}};
+    if (fused) {
+      options.formats["D"] = "csr";
+      inputs["D"] = &B;
+    }
+    const Kernel k = Kernel::compile(text, options);
+    EXPECT_EQ(k.ir().find("per-thread workspace") != std::string::npos, fused) << k.ir();
+    try {
+      (void)k.run(inputs);
+      ADD_FAILURE() << "a 16 TiB workspace was allocated";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory) << e.what();
+      EXPECT_NE(std::string(e.what()).find("workspace could not be allocated"), std::string::npos)
+          << e.what();
+    }
   }
 #endif
 }

@@ -1,0 +1,160 @@
+// The default schedule's nest fusion: a reduction under a function (`relu(sum(k, A*B) + b)`)
+// is lowered as nests that fill a dense temporary and nests that read it. When all of them run
+// the same outermost loop over the temporaries' first index, iteration i writes and reads only
+// row i of each temporary, so the nests run as one loop whose iterations keep that row in a
+// per-thread workspace: no N×F temporary, and the epilogue reads the row while it is in cache.
+#include <algorithm>
+
+#include "ir/visitor.h"
+#include "schedule/schedule.h"
+
+namespace sparseflow::schedule {
+namespace {
+
+using namespace sparseflow::ir;  // NOLINT: a transform over the IR
+
+/// Loads and stores of the temporaries at `row * rowSize + offset` become `offset`: the row the
+/// fused loop's iteration keeps.
+class RebaseRows : public Mutator {
+ public:
+  RebaseRows(const std::vector<const Temporary*>& temps, Expr row) : temps_(temps), row_(row) {}
+
+  Expr mutateLoad(const Load& n, const Expr& self) override {
+    const Expr index = mutate(n.index);
+    if (const Temporary* t = find(n.array.name)) return load(n.array, rebased(index, *t));
+    return index == n.index ? self : load(n.array, index);
+  }
+  Stmt mutateStore(const Store& n, const Stmt& self) override {
+    const Expr index = mutate(n.index);
+    const Expr value = mutate(n.value);
+    if (const Temporary* t = find(n.array.name))
+      return store(n.array, rebased(index, *t), n.op, value);
+    return index == n.index && value == n.value ? self : store(n.array, index, n.op, value);
+  }
+
+ private:
+  const std::vector<const Temporary*>& temps_;
+  Expr row_;
+
+  const Temporary* find(const std::string& array) const {
+    for (const Temporary* t : temps_) {
+      if (t->values.name == array) return t;
+    }
+    return nullptr;
+  }
+  Expr rebased(const Expr& index, const Temporary& t) const {
+    return sub(index, mul(row_, t.rowSize));
+  }
+};
+
+bool sameHeader(const For& a, const For& b) {
+  return a.var == b.var && a.varType == b.varType && a.loopKind == b.loopKind &&
+         a.notes == b.notes && toString(a.begin) == toString(b.begin) &&
+         toString(a.end) == toString(b.end);
+}
+
+class FuseTemporaries : public Mutator {
+ public:
+  FuseTemporaries(const std::vector<Temporary>& temps,
+                  const std::vector<std::string>& outputIndices)
+      : temps_(temps), outputIndices_(outputIndices) {}
+
+  Stmt mutateAllocate(const Allocate& n, const Stmt& self) override {
+    // The temporaries' allocations wrap their nests (lower.cpp): follow the chain to the nests.
+    std::vector<const Temporary*> chain;
+    Stmt inner = self;
+    while (inner->kind == StmtKind::kAllocate) {
+      const auto& a = static_cast<const Allocate&>(*inner);
+      const Temporary* t = find(a.array.name);
+      if (t == nullptr || a.perThread) break;
+      chain.push_back(t);
+      inner = a.body;
+    }
+    if (!chain.empty()) {
+      if (Stmt fused = fuse(chain, inner)) return fused;
+    }
+    return Mutator::mutateAllocate(n, self);
+  }
+
+ private:
+  const std::vector<Temporary>& temps_;
+  const std::vector<std::string>& outputIndices_;
+
+  const Temporary* find(const std::string& array) const {
+    for (const Temporary& t : temps_) {
+      if (t.values.name == array) return &t;
+    }
+    return nullptr;
+  }
+
+  /// The nests of `inner` as one loop, or null when they do not all run the same outermost loop
+  /// over the temporaries' first index (a sparse level drives it, the schedule changed one...).
+  Stmt fuse(const std::vector<const Temporary*>& chain, const Stmt& inner) const {
+    std::vector<Stmt> list;
+    if (inner->kind == StmtKind::kBlock) {
+      list = static_cast<const Block&>(*inner).body;
+    } else {
+      list = {inner};
+    }
+    const For* first = nullptr;
+    int loops = 0;
+    for (const Stmt& s : list) {
+      if (s->kind == StmtKind::kComment) continue;
+      if (s->kind != StmtKind::kFor) return nullptr;
+      const auto& f = static_cast<const For&>(*s);
+      if (first == nullptr) first = &f;
+      if (!sameHeader(*first, f)) return nullptr;
+      ++loops;
+    }
+    if (loops < 2 || !first->notes.gpuAxis.empty() || !first->notes.workspace.empty() ||
+        first->notes.critical) {
+      return nullptr;
+    }
+    const std::string& label = first->notes.label;
+    // Iteration i writes the output only where its index `label` is i (so iterations of the
+    // fused loop touch what they did before), and each temporary only in row i.
+    if (std::find(outputIndices_.begin(), outputIndices_.end(), label) == outputIndices_.end())
+      return nullptr;
+    for (const Temporary* t : chain) {
+      if (t->rowIndex != label) return nullptr;
+    }
+    RebaseRows rebase(chain, var(first->var, first->varType));
+    std::vector<Stmt> body;
+    for (const Temporary* t : chain) {  // each iteration starts from a zero row
+      const std::string z = "z_" + t->values.name;
+      LoopAnnotations notes;
+      notes.label = z;
+      body.push_back(forLoop(z, ScalarType::kI64, intImm(0), t->rowSize,
+                             store(t->values, var(z, ScalarType::kI64), UpdateOp::kSet,
+                                   floatImm(0.0, t->values.element)),
+                             LoopKind::kSerial, notes));
+    }
+    for (const Stmt& s : list) {
+      if (s->kind == StmtKind::kComment) {
+        body.push_back(s);
+      } else {
+        body.push_back(block({rebase.mutate(static_cast<const For&>(*s).body)}));
+      }
+    }
+    Stmt out = forLoop(first->var, first->varType, first->begin, first->end, block(std::move(body)),
+                       first->loopKind, first->notes);
+    for (auto t = chain.rbegin(); t != chain.rend(); ++t)
+      out = allocate((*t)->values, (*t)->rowSize, out, /*perThread=*/true);
+    std::string names;
+    for (const Temporary* t : chain) names += (names.empty() ? "" : ", ") + t->values.name;
+    return block({comment("the nests fused over " + label + ": one row of " + names +
+                          " per iteration, in a per-thread workspace"),
+                  out});
+  }
+};
+
+}  // namespace
+
+Stmt fuseTemporaries(const Stmt& body, const std::vector<Temporary>& temporaries,
+                     const std::vector<std::string>& outputIndices) {
+  if (temporaries.empty()) return body;
+  FuseTemporaries fuse(temporaries, outputIndices);
+  return fuse.mutate(body);
+}
+
+}  // namespace sparseflow::schedule

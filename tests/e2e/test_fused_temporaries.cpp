@@ -1,0 +1,117 @@
+// Generated code for a reduction under a function (an epilogue, a max, a row normalization):
+// the nests that fill the dense temporary and the nests that read it run as one loop keeping a
+// row per thread (schedule::fuseTemporaries) wherever they share the outermost loop over the
+// temporary's first index. Each case checks the IR says whether it fused, and the result against
+// the float64 reference on random inputs drawn fresh each run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "e2e/e2e_inputs.h"
+#include "e2e/reference_eval.h"
+#include "sparseflow/build.h"
+#include "sparseflow/kernel.h"
+
+namespace sparseflow {
+namespace {
+
+const bool kCacheDirSet = [] {
+  return setenv("SPARSEFLOW_CACHE_DIR", SPARSEFLOW_TEST_CACHE_DIR, 0) == 0;
+}();
+
+struct FusionCase {
+  std::string name;
+  std::string text;
+  std::map<std::string, std::string> formats;
+  bool fused;  ///< the IR runs the nests as one loop with a per-thread row
+  std::map<std::string, DType> dtypes = {};
+  std::string schedule = "";
+  bool parallel = true;
+};
+
+std::ostream& operator<<(std::ostream& out, const FusionCase& c) {
+  return out << c.name;
+}
+
+const char* const kBiasRelu = "C(i,j) = relu(sum(k, A(i,k) * B(k,j)) + b(j))";
+
+std::vector<FusionCase> fusionCases() {
+  return {
+      {"BiasReluCsr", kBiasRelu, {{"A", "csr"}}, true},
+      {"BiasReluDense", kBiasRelu, {}, true},
+      {"BiasReluF64",
+       kBiasRelu,
+       {{"A", "csr"}},
+       true,
+       {{"A", DType::kF64}, {"B", DType::kF64}, {"b", DType::kF64}, {"C", DType::kF64}}},
+      {"BiasReluSerial", kBiasRelu, {{"A", "csr"}}, true, {}, "", false},
+      {"TwoTemporaries",
+       "C(i,j) = sigmoid(sum(k, A(i,k) * B(k,j))) * tanh(sum(m, A(i,m) * D(m,j)))",
+       {{"A", "csr"}},
+       true},
+      {"TemporaryAndResidual",
+       "C(i,j) = relu(sum(k, A(i,k) * B(k,j))) + E(i,j)",
+       {{"A", "csr"}},
+       true},
+      {"SparseMaskReadsTheRow",
+       "C(i,j) = M(i,j) * tanh(sum(k, A(i,k) * B(k,j)))",
+       {{"A", "csr"}, {"M", "csr"}},
+       true},
+      {"MaxOfRow", "y(i) = max(j, sum(k, A(i,k) * B(k,j)))", {{"A", "csr"}}, true},
+      {"Softmax", "C(i,j) = exp(A(i,j)) / sum(k, exp(A(i,k)))", {}, true},
+      {"RowOfTwoIndices",
+       "C(i,j) = sum(l, exp(sum(k, A(i,k) * B(k,j) * D(k,l))))",
+       {{"A", "csr"}},
+       true},
+      // Not fusable: the producer's outer loop is k (csc drives it), the output lacks i, or a
+      // schedule split the loop.
+      {"CscDrivesK", kBiasRelu, {{"A", "csc"}}, false},
+      {"OutputWithoutTheRowIndex",
+       "y(j) = sum(i, exp(sum(k, A(i,k) * B(k,j))))",
+       {{"A", "csr"}},
+       false},
+      {"SplitBySchedule", kBiasRelu, {{"A", "csr"}}, false, {}, "split(i, i0, i1, 16)"},
+  };
+}
+
+class FusedTemporaries : public ::testing::TestWithParam<FusionCase> {};
+
+TEST_P(FusedTemporaries, FuseWhereLegalAndMatchFloat64) {
+  const FusionCase& c = GetParam();
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (case " + c.name + ")");
+  std::mt19937_64 rng(seed);
+  KernelOptions options;
+  options.formats = c.formats;
+  options.dtypes = c.dtypes;
+  options.schedule = c.schedule;
+  options.parallel = c.parallel;
+  options.handTuned = false;
+  const Kernel kernel = Kernel::compile(c.text, options);
+  EXPECT_EQ(kernel.ir().find("per-thread workspace") != std::string::npos, c.fused) << kernel.ir();
+  // Odd extents (no specialized width) and widths the default schedule specializes.
+  for (const int64_t width : {int64_t{7}, int64_t{32}}) {
+    const std::map<std::string, int64_t> extents{
+        {"i", 37}, {"j", width}, {"k", 23}, {"l", 5}, {"m", 23}};
+    const testing::KernelInputs in =
+        testing::randomInputs(c.text, c.formats, extents, 0.3, c.dtypes, rng);
+    const Tensor result = kernel.run(in.pointers());
+    const expr::CheckedKernel checked = expr::check(expr::parse(c.text), in.infos);
+    const std::vector<double> expected = testing::referenceEval(checked, in.dense, {});
+    const std::vector<double> got = toDense(result);
+    ASSERT_EQ(got.size(), expected.size());
+    double scale = 1.0;
+    for (double v : expected) scale = std::max(scale, std::fabs(v));
+    const double tol = (checked.computeType == DType::kF64 ? 1e-12 : 1e-5) * scale;
+    EXPECT_EQ(testing::countMismatches(got, expected, tol), 0) << "width " << width << "\n"
+                                                               << kernel.ir();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, FusedTemporaries, ::testing::ValuesIn(fusionCases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace sparseflow
