@@ -5,6 +5,7 @@
 
 #include "codegen/c/emit_cpp.h"
 #include "ir/ir.h"
+#include "lower/nest_builder.h"
 #include "support/check.h"
 
 namespace sparseflow::pipeline {
@@ -151,6 +152,19 @@ lower::LoweredKernel defaultTransformsStage(lower::LoweredKernel lowered) {
     temporaries.push_back({t.values, t.indices.front(), rowSize});
   }
   lowered.body = schedule::fuseTemporaries(lowered.body, temporaries, lowered.outputIndices);
+  const lower::TensorArg& output = lowered.tensors.front();
+  if (output.rank >= 1 && output.format == lower::denseFormat(output.rank) &&
+      lowered.outputPatternFrom.empty() && lowered.assembledLevel < 0) {
+    ir::Expr rowSize = ir::intImm(1);
+    for (size_t k = 1; k < lowered.outputIndices.size(); ++k) {
+      rowSize = ir::mul(rowSize,
+                        ir::var(lower::extentName(lowered.outputIndices[k]), ir::ScalarType::kI64));
+    }
+    lowered.body =
+        schedule::sumOutputRows(lowered.body, {{lower::valuesName(output.name), output.valueType},
+                                               lowered.outputIndices.front(),
+                                               rowSize});
+  }
   lowered.body = schedule::specializeExtents(schedule::splitAccumulators(lowered.body));
   if (lowered.symbolic) lowered.symbolic = schedule::specializeExtents(lowered.symbolic);
   return lowered;

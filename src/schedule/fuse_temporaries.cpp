@@ -3,6 +3,8 @@
 // the same outermost loop over the temporaries' first index, iteration i writes and reads only
 // row i of each temporary, so the nests run as one loop whose iterations keep that row in a
 // per-thread workspace: no N×F temporary, and the epilogue reads the row while it is in cache.
+// The same row, for a dense output updated inside a reduction loop (a CSR SpMM's row), keeps
+// the updates out of memory: sumOutputRows.
 #include <algorithm>
 
 #include "ir/visitor.h"
@@ -148,7 +150,98 @@ class FuseTemporaries : public Mutator {
   }
 };
 
+/// Stores into `array`: the loop depth (below the row loop) of each and whether all add.
+struct OutputStores : Visitor {
+  const std::string& array;
+  int depth = 0, minDepth = 1 << 20, count = 0;
+  bool allAdd = true;
+  explicit OutputStores(const std::string& a) : array(a) {}
+  void visitFor(const For& n) override {
+    ++depth;
+    Visitor::visitFor(n);
+    --depth;
+  }
+  void visitStore(const Store& n) override {
+    if (n.array.name == array) {
+      ++count;
+      minDepth = std::min(minDepth, depth);
+      allAdd = allAdd && n.op == UpdateOp::kAdd;
+    }
+    Visitor::visitStore(n);
+  }
+  void visitLoad(const Load& n) override {
+    if (n.array.name == array) allAdd = false;  // reads the output: keep it in place
+    Visitor::visitLoad(n);
+  }
+};
+
+constexpr int64_t kMaxRow = 128;
+
+class OutputRows : public Mutator {
+ public:
+  explicit OutputRows(const Temporary& output) : output_(output) {}
+  Stmt mutateFor(const For& n, const Stmt& self) override {
+    if (n.notes.label != output_.rowIndex || n.var != "v_" + output_.rowIndex)
+      return Mutator::mutateFor(n, self);
+    OutputStores stores(output_.values.name);
+    stores.visit(n.body);
+    // Only rows updated inside two loops or more (a reduction loop around the row's loop) gain:
+    // the row then stays in registers or L1 across the updates instead of a load-add-store chain.
+    if (stores.count == 0 || !stores.allAdd || stores.minDepth < 2 || n.notes.atomicStores ||
+        !n.notes.workspace.empty() || n.notes.critical || !n.notes.gpuAxis.empty() ||
+        (n.loopKind != LoopKind::kParallel && n.loopKind != LoopKind::kSerial)) {
+      return self;
+    }
+    const Array row{"row_" + output_.values.name, output_.values.element};
+    std::vector<const Temporary*> rows{&output_};
+    RebaseRows rebase(rows, var(n.var, n.varType));
+    // Rebased stores into the output go to the row instead.
+    struct Redirect : Mutator {
+      const std::string& from;
+      const Array& to;
+      Redirect(const std::string& f, const Array& t) : from(f), to(t) {}
+      Stmt mutateStore(const Store& st, const Stmt& self) override {
+        const Stmt inner = Mutator::mutateStore(st, self);
+        const auto& s2 = static_cast<const Store&>(*inner);
+        return s2.array.name == from ? store(to, s2.index, s2.op, s2.value) : inner;
+      }
+    } redirect(output_.values.name, row);
+    const Stmt body = redirect.mutate(rebase.mutate(n.body));
+    const std::string z = "z_" + row.name, w = "w_" + row.name;
+    LoopAnnotations zeroNotes, backNotes;
+    zeroNotes.label = z;
+    backNotes.label = w;
+    const Expr at = var(w, ScalarType::kI64);
+    const Stmt zero =
+        forLoop(z, ScalarType::kI64, intImm(0), output_.rowSize,
+                store(row, var(z, ScalarType::kI64), UpdateOp::kSet, floatImm(0.0, row.element)),
+                LoopKind::kSerial, zeroNotes);
+    const Stmt back =
+        forLoop(w, ScalarType::kI64, intImm(0), output_.rowSize,
+                store(output_.values, add(mul(var(n.var, n.varType), output_.rowSize), at),
+                      UpdateOp::kAdd, load(row, at)),
+                LoopKind::kSerial, backNotes);
+    const Stmt loop = forLoop(n.var, n.varType, n.begin, n.end, block({zero, block({body}), back}),
+                              n.loopKind, n.notes);
+    // Rows of up to kMaxRow elements (registers, L1); wider ones are updated in place (zeroing
+    // and adding back a row that lives in memory anyway would only add two passes over it).
+    return ifThen(binary(BinaryOp::kLe, output_.rowSize, intImm(kMaxRow)),
+                  block({comment("each row of " + output_.values.name +
+                                 " is summed in a per-thread row, then added into it"),
+                         allocate(row, output_.rowSize, loop, /*perThread=*/true)}),
+                  self);
+  }
+
+ private:
+  const Temporary& output_;
+};
+
 }  // namespace
+
+Stmt sumOutputRows(const Stmt& body, const Temporary& output) {
+  OutputRows rows(output);
+  return rows.mutate(body);
+}
 
 Stmt fuseTemporaries(const Stmt& body, const std::vector<Temporary>& temporaries,
                      const std::vector<std::string>& outputIndices) {

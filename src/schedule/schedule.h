@@ -125,6 +125,12 @@ struct Temporary {
 ir::Stmt fuseTemporaries(const ir::Stmt& body, const std::vector<Temporary>& temporaries,
                          const std::vector<std::string>& outputIndices);
 
+/// Part of the default schedule, after fuseTemporaries: a dense output whose rows (over its first
+/// index, `output.rowIndex`, the outermost loop) are updated inside a reduction loop, only by
+/// `+=`, sums each row in a per-thread row (zeroed per iteration, in registers or L1) and adds
+/// it into the output once, instead of a load-add-store chain through memory per update.
+ir::Stmt sumOutputRows(const ir::Stmt& body, const Temporary& output);
+
 /// Part of the default schedule, applied to the generated C++: a serial loop whose body only adds
 /// into one scalar accumulator (a row sum over a compressed level) runs as `ways` interleaved
 /// partial sums, added at the end, so the entries no longer wait on one chain of additions.
