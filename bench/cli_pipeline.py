@@ -13,6 +13,9 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
   numpy's W @ x (OpenBLAS sgemv) on the dense weights (target: >= 2x);
 - per-call cost from Python: `kernel(A=a, B=b)` (a new output each call) and
   `kernel(A=a, B=b, out=c)` against the CLI's median for the same kernel (target: <= 1.10x);
+- FusedMM `C(i,j) = sum(k, A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j))` (an SDDMM feeding an
+  SpMM, one generated kernel; the SDDMM value is computed once per entry) on the DLMC weight with
+  64-wide X, Y, B, against torch's sampled_addmm then the CSR product (two steps);
 - SpMV `y(i) = A(i,j) * x(j)` on a random 100000 x 100000 matrix with 10^7 entries (A csr f32):
   the csr_spmm provider against the same kernel as generated code and scipy's A @ x (target:
   >= 70% of the measured read bandwidth).
@@ -109,6 +112,24 @@ a @ x
 samples = []
 for _ in range({repeat}):
     t = time.perf_counter(); a @ x; samples.append((time.perf_counter() - t) * 1e3)
+print(statistics.median(samples))
+"""
+
+TORCH_FUSEDMM = """
+import time, statistics, numpy as np, torch, sparseflow as sf
+torch.set_num_threads(len(__import__("os").sched_getaffinity(0)))
+a = sf.to_scipy(sf.read({path!r})).tocsr().astype(np.float32)
+ta = torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
+                             torch.from_numpy(a.indices.astype(np.int64)),
+                             torch.from_numpy(a.data), size=a.shape)
+x, y, b = (torch.from_numpy(np.load(p)) for p in ({x!r}, {y!r}, {b!r}))
+yt = y.T.contiguous()
+def run():
+    return torch.sparse.sampled_addmm(ta, x, yt, beta=0.0) @ b
+run()
+samples = []
+for _ in range({repeat}):
+    t = time.perf_counter(); run(); samples.append((time.perf_counter() - t) * 1e3)
 print(statistics.median(samples))
 """
 
@@ -234,6 +255,29 @@ def main():
                        f"{g:.3g} ms" + (f"; {floor / m:.0%} of the read bandwidth (target >= 70%)"
                                         if floor else ""),
                        f"sparseflow run 'y(i) = A(i,j) * x(j)' --format A=csr --in A=spmv.sft --in x=x.npy --repeat {args.repeat}"))
+        # --- FusedMM (an SDDMM feeding an SpMM, one kernel) against torch's two steps
+        dlmc = MATRICES[2][1]
+        a = sf.read(dlmc)
+        rows, inner = a.shape
+        for name, shape in (("X", (rows, 64)), ("Y", (inner, 64)), ("Bf", (inner, 64))):
+            np.save(f"{work}/{name}.npy", rng.uniform(-1, 1, shape).astype(np.float32))
+        fused_mm = "C(i,j) = sum(k, A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j))"
+        inputs = {"A": dlmc, "X": f"{work}/X.npy", "Y": f"{work}/Y.npy", "B": f"{work}/Bf.npy"}
+        ours, peer = [], []
+        for _ in range(args.rounds):
+            ours.append(cli_median_ms(args.sparseflow, fused_mm, {"A": "csr"}, inputs, args.repeat))
+            peer.append(python_ms(TORCH_FUSEDMM.format(path=dlmc, x=f"{work}/X.npy",
+                                                       y=f"{work}/Y.npy", b=f"{work}/Bf.npy",
+                                                       repeat=args.repeat))[0])
+        m = statistics.median(t for t, _ in ours)
+        pm = statistics.median(peer)
+        flops = a.num_stored * 64 * 2 * 2
+        out.append(row(f"cli_fusedmm/dlmc_transformer_0.5_ffn_conv1_{rows}x{inner}_nnz{a.num_stored}/64x64",
+                       m, "torch sampled_addmm (on A's pattern) then CSR @ B", pm, None, "-",
+                       f"speedup {pm / m:.2f}; provider {ours[0][1]}; {flops / m / 1e6:.3g} GFLOP/s "
+                       f"(2 x nnz x (64 + 64) flops)",
+                       f"sparseflow run '{fused_mm}' --format A=csr --in A={dlmc} --in X=X.npy "
+                       f"--in Y=Y.npy --in B=B.npy --repeat {args.repeat}"))
         # --- 2:4 GEMV against OpenBLAS sgemv on the dense weights
         for o, i in GEMV_SHAPES:
             w = rng.uniform(-1, 1, (o, i)).astype(np.float32)

@@ -151,6 +151,7 @@ lower::LoweredKernel defaultTransformsStage(lower::LoweredKernel lowered) {
       rowSize = ir::mul(rowSize, ir::var(lower::extentName(t.indices[k]), ir::ScalarType::kI64));
     temporaries.push_back({t.values, t.indices.front(), rowSize});
   }
+  lowered.body = schedule::hoistInvariantReductions(lowered.body);
   lowered.body = schedule::fuseTemporaries(lowered.body, temporaries, lowered.outputIndices);
   const lower::TensorArg& output = lowered.tensors.front();
   if (output.rank >= 1 && output.format == lower::denseFormat(output.rank) &&

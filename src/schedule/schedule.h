@@ -131,6 +131,12 @@ ir::Stmt fuseTemporaries(const ir::Stmt& body, const std::vector<Temporary>& tem
 /// it into the output once, instead of a load-add-store chain through memory per update.
 ir::Stmt sumOutputRows(const ir::Stmt& body, const Temporary& output);
 
+/// Part of the default schedule: a scalar reduction (`let acc = 0; for l: acc += ...`) inside a
+/// loop it does not depend on moves before that loop (under `if (begin < end)`), so an SDDMM
+/// value feeding an SpMM row (`A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j)`) is computed once per
+/// entry, not once per column j (FusedMM).
+ir::Stmt hoistInvariantReductions(const ir::Stmt& body);
+
 /// Part of the default schedule, applied to the generated C++: a serial loop whose body only adds
 /// into one scalar accumulator (a row sum over a compressed level) runs as `ways` interleaved
 /// partial sums, added at the end, so the entries no longer wait on one chain of additions.

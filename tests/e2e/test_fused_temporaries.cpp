@@ -3,8 +3,9 @@
 // row per thread (schedule::fuseTemporaries) wherever they share the outermost loop over the
 // temporary's first index; and a dense output row updated inside a reduction loop (an SpMM row)
 // is summed in a per-thread row and added once (schedule::sumOutputRows). Each case checks the IR
-// says whether the transform applied, and the result against the float64 reference on random
-// inputs drawn fresh each run.
+// says whether the transform applied (and FusedMM kernels that their SDDMM value is computed
+// once per entry: schedule::hoistInvariantReductions), and the result against the float64 reference
+// on random inputs drawn fresh each run.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -171,6 +172,55 @@ TEST_P(OutputRows, SumRowsWhereTheyRepeatAndMatchFloat64) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, OutputRows, ::testing::ValuesIn(rowCases()),
+                         [](const auto& info) { return info.param.name; });
+
+// FusedMM: an SDDMM value feeding an SpMM row is a reduction that does not depend on the row's
+// column j; schedule::hoistInvariantReductions computes it once per entry, before the j loop.
+std::vector<RowCase> hoistCases() {
+  const char* fusedMM = "C(i,j) = sum(k, A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j))";
+  return {
+      {"FusedMM", fusedMM, {{"A", "csr"}}, true},
+      {"FusedMMWithAnEpilogue",
+       "C(i,j) = relu(sum(k, A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j)) + b(j))",
+       {{"A", "csr"}},
+       true},
+      {"FusedMMDenseA", fusedMM, {}, true},
+      // The inner sum reads j: it stays inside the j loop.
+      {"DependsOnJ",
+       "C(i,j) = sum(k, A(i,k) * sum(l, X(i,l) * Y(j,l)) * B(k,j))",
+       {{"A", "csr"}},
+       false},
+      {"DenseGemm", kSpmm, {}, false},
+  };
+}
+
+class HoistedReductions : public ::testing::TestWithParam<RowCase> {};
+
+TEST_P(HoistedReductions, HoistWhereInvariantAndMatchFloat64) {
+  const RowCase& c = GetParam();
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (case " + c.name + ")");
+  std::mt19937_64 rng(seed);
+  KernelOptions options;
+  options.formats = c.formats;
+  options.handTuned = false;
+  const Kernel kernel = Kernel::compile(c.text, options);
+  EXPECT_EQ(kernel.ir().find("invariant in v_j") != std::string::npos, c.rows) << kernel.ir();
+  for (const int64_t width : {int64_t{0}, int64_t{5}, int64_t{64}}) {
+    const std::map<std::string, int64_t> extents{{"i", 29}, {"j", width}, {"k", 31}, {"l", 17}};
+    const testing::KernelInputs in =
+        testing::randomInputs(c.text, c.formats, extents, 0.3, {}, rng);
+    const expr::CheckedKernel checked = expr::check(expr::parse(c.text), in.infos);
+    const std::vector<double> expected = testing::referenceEval(checked, in.dense, {});
+    const std::vector<double> got = toDense(kernel.run(in.pointers()));
+    ASSERT_EQ(got.size(), expected.size());
+    double scale = 1.0;
+    for (double v : expected) scale = std::max(scale, std::fabs(v));
+    EXPECT_EQ(testing::countMismatches(got, expected, 1e-5 * scale), 0) << "width " << width;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, HoistedReductions, ::testing::ValuesIn(hoistCases()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(OutputRows, AddingIntoAnOutputAddsEachRowOnce) {
