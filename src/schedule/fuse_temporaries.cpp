@@ -6,6 +6,7 @@
 // The same row, for a dense output updated inside a reduction loop (a CSR SpMM's row), keeps
 // the updates out of memory: sumOutputRows.
 #include <algorithm>
+#include <set>
 
 #include "ir/visitor.h"
 #include "schedule/schedule.h"
@@ -181,20 +182,61 @@ class OutputRows : public Mutator {
  public:
   explicit OutputRows(const Temporary& output) : output_(output) {}
   Stmt mutateFor(const For& n, const Stmt& self) override {
-    if (n.notes.label != output_.rowIndex || n.var != "v_" + output_.rowIndex)
-      return Mutator::mutateFor(n, self);
+    // The loop over rows: the row index's own loop, or a loop whose body binds the row index
+    // first (`let v_i = v_i0 * 64 + v_i1` inside loop i1 of a split).
+    const std::string rowVar = "v_" + output_.rowIndex;
+    std::vector<Stmt> prefix, rest;
+    ScalarType rowType = n.varType;
+    auto recurse = [&] {
+      enclosing_.push_back(n.var);
+      const Stmt out = Mutator::mutateFor(n, self);
+      enclosing_.pop_back();
+      return out;
+    };
+    if (n.notes.label == output_.rowIndex && n.var == rowVar) {
+      if (!enclosing_.empty()) return recurse();  // a loop around it may revisit the rows
+      rest = {n.body};
+    } else if (n.body->kind == StmtKind::kBlock) {
+      const std::vector<Stmt>& list = static_cast<const Block&>(*n.body).body;
+      size_t at = list.size();
+      for (size_t k = 0; k < list.size() && at == list.size(); ++k) {
+        if (list[k]->kind == StmtKind::kLet && static_cast<const Let&>(*list[k]).var == rowVar)
+          at = k;
+      }
+      if (at == list.size()) return recurse();
+      // Every loop around this one must pick the rows (the outer part of a split); a loop that
+      // does not (the k blocks of bsr around the rows of a block) would revisit them.
+      std::set<std::string> mentioned;
+      struct Vars : Visitor {
+        std::set<std::string>& names;
+        explicit Vars(std::set<std::string>& n) : names(n) {}
+        void visitVar(const Var& v) override { names.insert(v.name); }
+      } vars(mentioned);
+      vars.visit(static_cast<const Let&>(*list[at]).value);
+      for (const std::string& outer : enclosing_) {
+        if (!mentioned.count(outer)) return recurse();
+      }
+      prefix.assign(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+      rest.assign(list.begin() + static_cast<std::ptrdiff_t>(at) + 1, list.end());
+      rowType = static_cast<const Let&>(*list[at]).value->type;
+    } else {
+      return recurse();
+    }
     OutputStores stores(output_.values.name);
-    stores.visit(n.body);
+    for (const Stmt& s : rest) stores.visit(s);
+    OutputStores before(output_.values.name);
+    for (const Stmt& s : prefix) before.visit(s);
     // Only rows updated inside two loops or more (a reduction loop around the row's loop) gain:
     // the row then stays in registers or L1 across the updates instead of a load-add-store chain.
-    if (stores.count == 0 || !stores.allAdd || stores.minDepth < 2 || n.notes.atomicStores ||
-        !n.notes.workspace.empty() || n.notes.critical || !n.notes.gpuAxis.empty() ||
+    if (stores.count == 0 || !stores.allAdd || stores.minDepth < 2 || before.count > 0 ||
+        n.notes.atomicStores || !n.notes.workspace.empty() || n.notes.critical ||
+        !n.notes.gpuAxis.empty() ||
         (n.loopKind != LoopKind::kParallel && n.loopKind != LoopKind::kSerial)) {
       return self;
     }
     const Array row{"row_" + output_.values.name, output_.values.element};
     std::vector<const Temporary*> rows{&output_};
-    RebaseRows rebase(rows, var(n.var, n.varType));
+    RebaseRows rebase(rows, var(rowVar, rowType));
     // Rebased stores into the output go to the row instead.
     struct Redirect : Mutator {
       const std::string& from;
@@ -206,23 +248,24 @@ class OutputRows : public Mutator {
         return s2.array.name == from ? store(to, s2.index, s2.op, s2.value) : inner;
       }
     } redirect(output_.values.name, row);
-    const Stmt body = redirect.mutate(rebase.mutate(n.body));
     const std::string z = "z_" + row.name, w = "w_" + row.name;
     LoopAnnotations zeroNotes, backNotes;
     zeroNotes.label = z;
     backNotes.label = w;
     const Expr at = var(w, ScalarType::kI64);
-    const Stmt zero =
+    std::vector<Stmt> body = prefix;
+    body.push_back(
         forLoop(z, ScalarType::kI64, intImm(0), output_.rowSize,
                 store(row, var(z, ScalarType::kI64), UpdateOp::kSet, floatImm(0.0, row.element)),
-                LoopKind::kSerial, zeroNotes);
-    const Stmt back =
+                LoopKind::kSerial, zeroNotes));
+    body.push_back(block({redirect.mutate(rebase.mutate(block(rest)))}));
+    body.push_back(
         forLoop(w, ScalarType::kI64, intImm(0), output_.rowSize,
-                store(output_.values, add(mul(var(n.var, n.varType), output_.rowSize), at),
+                store(output_.values, add(mul(var(rowVar, rowType), output_.rowSize), at),
                       UpdateOp::kAdd, load(row, at)),
-                LoopKind::kSerial, backNotes);
-    const Stmt loop = forLoop(n.var, n.varType, n.begin, n.end, block({zero, block({body}), back}),
-                              n.loopKind, n.notes);
+                LoopKind::kSerial, backNotes));
+    const Stmt loop =
+        forLoop(n.var, n.varType, n.begin, n.end, block(std::move(body)), n.loopKind, n.notes);
     // Rows of up to kMaxRow elements (registers, L1); wider ones are updated in place (zeroing
     // and adding back a row that lives in memory anyway would only add two passes over it).
     return ifThen(binary(BinaryOp::kLe, output_.rowSize, intImm(kMaxRow)),
@@ -234,6 +277,7 @@ class OutputRows : public Mutator {
 
  private:
   const Temporary& output_;
+  std::vector<std::string> enclosing_;  // variables of the loops around the current one
 };
 
 }  // namespace

@@ -133,13 +133,14 @@ std::vector<RowCase> rowCases() {
       {"CsrSpmmOtherNames", "Y(r,c) = sum(t, B(t,c) * A(r,t))", {{"A", "csr"}}, true},
       {"ThreeDimensional", "C(i,j,l) = A(i,k) * D(k,j,l)", {{"A", "csr"}}, true},
       // The row is updated once per element (an accumulator, a transposed output, a max) or
-      // the outer loop is not the row's (a block row of bsr, k for csc, a split): left in place.
+      // the outer loop is not the row's (a block row of bsr, k for csc): left in place. A split
+      // row loop binds the row in its body (`let v_i = ...`): summed from there.
       {"BsrSpmm", kSpmm, {{"A", "bsr:2x2"}}, false},
       {"SpmvRowSum", "y(i) = A(i,j) * x(j)", {{"A", "csr"}}, false},
       {"TransposedOutput", "C(j,i) = A(i,k) * B(k,j)", {{"A", "csr"}}, false},
       {"MaxReduction", "C(i,j) = max(k, A(i,k) * B(k,j))", {{"A", "csr"}}, false},
       {"CscDrivesK", kSpmm, {{"A", "csc"}}, false},
-      {"SplitBySchedule", kSpmm, {{"A", "csr"}}, false, "split(i, i0, i1, 8)"},
+      {"SplitBySchedule", kSpmm, {{"A", "csr"}}, true, "split(i, i0, i1, 8); parallel(i0)"},
   };
 }
 
