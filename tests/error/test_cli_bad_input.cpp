@@ -289,6 +289,13 @@ TEST_F(BadInputSweep, EverySubcommandOnEveryBadInputGivesANamedErrorOrAResult) {
             out, folder ? Expect::kSucceed : Expect::kEither);
     out = freshOutput();
     runCase({"survey", rel}, input.name, out, Expect::kEither);
+#ifdef SPARSEFLOW_SANITIZED
+    // Under the sanitizers the readers, converters and statistics above are what bad bytes
+    // reach; benchmark, audit and run read through the same readers and then compile and time
+    // kernels, which the release build does on every input (the sweep took 45 s of make test's
+    // 25 minutes under the sanitizers with them).
+    continue;
+#endif
     out = freshOutput();
     runCase({"benchmark", rel, "--peers", "none", "--kernels", "spmv", "--repeat", "1", "--limits",
              limits, "--json", (out / "b.json").string()},
