@@ -4,7 +4,8 @@
 // temporary's first index; and a dense output row updated inside a reduction loop (an SpMM row)
 // is summed in a per-thread row and added once (schedule::sumOutputRows). Each case checks the IR
 // says whether the transform applied (and FusedMM kernels that their SDDMM value is computed
-// once per entry: schedule::hoistInvariantReductions), and the result against the float64 reference
+// once per entry: schedule::hoistInvariantReductions), on random inputs and on bundled real
+// matrices, and the result against the float64 reference
 // on random inputs drawn fresh each run.
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include "e2e/e2e_inputs.h"
 #include "e2e/reference_eval.h"
 #include "sparseflow/build.h"
+#include "sparseflow/io.h"
 #include "sparseflow/kernel.h"
 
 namespace sparseflow {
@@ -23,6 +25,32 @@ namespace {
 const bool kCacheDirSet = [] {
   return setenv("SPARSEFLOW_CACHE_DIR", SPARSEFLOW_TEST_CACHE_DIR, 0) == 0;
 }();
+
+/// Compiles `text` as generated code, checks whether the IR carries `marker` (the transform's
+/// comment), and runs it on fresh random inputs at each width of index j (and its other
+/// spellings) against the float64 reference, within `relTol` of the largest expected value.
+void checkTransform(const std::string& text, KernelOptions options, const std::string& marker,
+                    bool applied, const std::vector<int64_t>& widths,
+                    std::map<std::string, int64_t> extents, double relTol = 1e-5) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  options.handTuned = false;
+  const Kernel kernel = Kernel::compile(text, options);
+  EXPECT_EQ(kernel.ir().find(marker) != std::string::npos, applied) << kernel.ir();
+  for (const int64_t width : widths) {
+    SCOPED_TRACE("width " + std::to_string(width));
+    extents["j"] = extents["c"] = width;
+    const testing::KernelInputs in =
+        testing::randomInputs(text, options.formats, extents, 0.3, options.dtypes, rng);
+    const std::vector<double> expected = testing::referenceOf(text, in);
+    const std::vector<double> got = toDense(kernel.run(in.pointers()));
+    ASSERT_EQ(got.size(), expected.size());
+    double scale = 1.0;
+    for (double v : expected) scale = std::max(scale, std::fabs(v));
+    EXPECT_EQ(testing::countMismatches(got, expected, relTol * scale), 0) << kernel.ir();
+  }
+}
 
 struct FusionCase {
   std::string name;
@@ -83,34 +111,15 @@ class FusedTemporaries : public ::testing::TestWithParam<FusionCase> {};
 
 TEST_P(FusedTemporaries, FuseWhereLegalAndMatchFloat64) {
   const FusionCase& c = GetParam();
-  const uint32_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (case " + c.name + ")");
-  std::mt19937_64 rng(seed);
   KernelOptions options;
   options.formats = c.formats;
   options.dtypes = c.dtypes;
   options.schedule = c.schedule;
   options.parallel = c.parallel;
-  options.handTuned = false;
-  const Kernel kernel = Kernel::compile(c.text, options);
-  EXPECT_EQ(kernel.ir().find("per-thread workspace") != std::string::npos, c.fused) << kernel.ir();
+  const bool f64 = !c.dtypes.empty();
   // Odd extents (no specialized width) and widths the default schedule specializes.
-  for (const int64_t width : {int64_t{7}, int64_t{32}}) {
-    const std::map<std::string, int64_t> extents{
-        {"i", 37}, {"j", width}, {"k", 23}, {"l", 5}, {"m", 23}};
-    const testing::KernelInputs in =
-        testing::randomInputs(c.text, c.formats, extents, 0.3, c.dtypes, rng);
-    const Tensor result = kernel.run(in.pointers());
-    const expr::CheckedKernel checked = expr::check(expr::parse(c.text), in.infos);
-    const std::vector<double> expected = testing::referenceEval(checked, in.dense, {});
-    const std::vector<double> got = toDense(result);
-    ASSERT_EQ(got.size(), expected.size());
-    double scale = 1.0;
-    for (double v : expected) scale = std::max(scale, std::fabs(v));
-    const double tol = (checked.computeType == DType::kF64 ? 1e-12 : 1e-5) * scale;
-    EXPECT_EQ(testing::countMismatches(got, expected, tol), 0) << "width " << width << "\n"
-                                                               << kernel.ir();
-  }
+  checkTransform(c.text, options, "per-thread workspace", c.fused, {7, 32},
+                 {{"i", 37}, {"k", 23}, {"l", 5}, {"m", 23}}, f64 ? 1e-12 : 1e-5);
 }
 
 struct RowCase {
@@ -148,28 +157,12 @@ class OutputRows : public ::testing::TestWithParam<RowCase> {};
 
 TEST_P(OutputRows, SumRowsWhereTheyRepeatAndMatchFloat64) {
   const RowCase& c = GetParam();
-  const uint32_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (case " + c.name + ")");
-  std::mt19937_64 rng(seed);
   KernelOptions options;
   options.formats = c.formats;
   options.schedule = c.schedule;
-  options.handTuned = false;
-  const Kernel kernel = Kernel::compile(c.text, options);
-  EXPECT_EQ(kernel.ir().find("summed in a per-thread row") != std::string::npos, c.rows)
-      << kernel.ir();
   // A width with no specialized body, one with, and one wider than a kept row (128).
-  for (const int64_t width : {int64_t{7}, int64_t{64}, int64_t{200}}) {
-    const std::map<std::string, int64_t> extents{{"i", 38}, {"j", width}, {"k", 23}, {"l", 3},
-                                                 {"r", 38}, {"c", width}, {"t", 23}};
-    const testing::KernelInputs in =
-        testing::randomInputs(c.text, c.formats, extents, 0.3, {}, rng);
-    const expr::CheckedKernel checked = expr::check(expr::parse(c.text), in.infos);
-    const std::vector<double> expected = testing::referenceEval(checked, in.dense, {});
-    const std::vector<double> got = toDense(kernel.run(in.pointers()));
-    ASSERT_EQ(got.size(), expected.size());
-    EXPECT_EQ(testing::countMismatches(got, expected, 1e-5), 0) << "width " << width;
-  }
+  checkTransform(c.text, options, "summed in a per-thread row", c.rows, {7, 64, 200},
+                 {{"i", 38}, {"k", 23}, {"l", 3}, {"r", 38}, {"t", 23}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, OutputRows, ::testing::ValuesIn(rowCases()),
@@ -199,26 +192,10 @@ class HoistedReductions : public ::testing::TestWithParam<RowCase> {};
 
 TEST_P(HoistedReductions, HoistWhereInvariantAndMatchFloat64) {
   const RowCase& c = GetParam();
-  const uint32_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (case " + c.name + ")");
-  std::mt19937_64 rng(seed);
   KernelOptions options;
   options.formats = c.formats;
-  options.handTuned = false;
-  const Kernel kernel = Kernel::compile(c.text, options);
-  EXPECT_EQ(kernel.ir().find("invariant in v_j") != std::string::npos, c.rows) << kernel.ir();
-  for (const int64_t width : {int64_t{0}, int64_t{5}, int64_t{64}}) {
-    const std::map<std::string, int64_t> extents{{"i", 29}, {"j", width}, {"k", 31}, {"l", 17}};
-    const testing::KernelInputs in =
-        testing::randomInputs(c.text, c.formats, extents, 0.3, {}, rng);
-    const expr::CheckedKernel checked = expr::check(expr::parse(c.text), in.infos);
-    const std::vector<double> expected = testing::referenceEval(checked, in.dense, {});
-    const std::vector<double> got = toDense(kernel.run(in.pointers()));
-    ASSERT_EQ(got.size(), expected.size());
-    double scale = 1.0;
-    for (double v : expected) scale = std::max(scale, std::fabs(v));
-    EXPECT_EQ(testing::countMismatches(got, expected, 1e-5 * scale), 0) << "width " << width;
-  }
+  checkTransform(c.text, options, "invariant in v_j", c.rows, {0, 5, 64},
+                 {{"i", 29}, {"k", 31}, {"l", 17}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, HoistedReductions, ::testing::ValuesIn(hoistCases()),
@@ -251,6 +228,69 @@ TEST(OutputRows, AddingIntoAnOutputAddsEachRowOnce) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, FusedTemporaries, ::testing::ValuesIn(fusionCases()),
                          [](const auto& info) { return info.param.name; });
+
+TEST(DefaultTransforms, RealMatricesThroughEveryTransformMatchFloat64) {
+  // Bundled real matrices as a user binds them (17-digit decimals in west0479, a pruned DLMC
+  // transformer weight): a fused epilogue (temporary rows), the plain SpMM (output rows) and
+  // FusedMM (a hoisted reduction), all as generated code, against the float64 reference (an
+  // interpreter over dense loops: larger matrices cost it minutes).
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  auto dense = [&](std::vector<int64_t> shape) {
+    testing::DenseRef r{shape, {}};
+    int64_t n = 1;
+    for (int64_t e : shape) n *= e;
+    for (int64_t k = 0; k < n; ++k) r.values.push_back(static_cast<float>(normal(rng)));
+    return r;
+  };
+  for (const char* name :
+       {"suitesparse/ParU/Matrix/west0479.mtx",
+        "dlmc/transformer/magnitude_pruning/0.9/"
+        "body_encoder_layer_0_self_attention_multihead_attention_q_fully_connected.smtx"}) {
+#ifdef SPARSEFLOW_SANITIZED
+    if (std::string(name).starts_with("dlmc")) continue;  // the reference interpreter: ~1 min
+#endif
+    SCOPED_TRACE(name);
+    const Tensor a = read(std::string(SPARSEFLOW_DATA_DIR) + "/" + name);
+    const int64_t rows = a.shape()[0], cols = a.shape()[1];
+    testing::DenseRef aRef{{rows, cols}, toDense(a)};
+    for (double& v : aRef.values) v = static_cast<float>(v);  // the kernels read f32
+    const std::map<std::string, std::string> formats{{"A", "csr"}};
+    KernelOptions options;
+    options.formats = formats;
+    options.handTuned = false;
+    struct Run {
+      const char* text;
+      const char* marker;
+      std::map<std::string, testing::DenseRef> values;
+    };
+    const std::vector<Run> runs = {
+        {"C(i,j) = relu(sum(k, A(i,k) * B(k,j)) + b(j))",
+         "per-thread workspace",
+         {{"A", aRef}, {"B", dense({cols, 16})}, {"b", dense({16})}}},
+        {"C(i,j) = A(i,k) * B(k,j)",
+         "summed in a per-thread row",
+         {{"A", aRef}, {"B", dense({cols, 16})}}},
+        {"C(i,j) = sum(k, A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j))",
+         "invariant in v_j",
+         {{"A", aRef}, {"X", dense({rows, 4})}, {"Y", dense({cols, 4})}, {"B", dense({cols, 16})}}},
+    };
+    for (const Run& run : runs) {
+      SCOPED_TRACE(run.text);
+      const Kernel kernel = Kernel::compile(run.text, options);
+      EXPECT_NE(kernel.ir().find(run.marker), std::string::npos) << kernel.ir();
+      const testing::KernelInputs in = testing::inputsFromValues(run.values, formats);
+      const std::vector<double> expected = testing::referenceOf(run.text, in);
+      const std::vector<double> got = toDense(kernel.run(in.pointers()));
+      ASSERT_EQ(got.size(), expected.size());
+      double scale = 1.0;
+      for (double v : expected) scale = std::max(scale, std::fabs(v));
+      EXPECT_EQ(testing::countMismatches(got, expected, 1e-5 * scale), 0);
+    }
+  }
+}
 
 }  // namespace
 }  // namespace sparseflow
