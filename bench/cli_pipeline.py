@@ -13,6 +13,8 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
   numpy's W @ x (OpenBLAS sgemv) on the dense weights (target: >= 2x);
 - per-call cost from Python: `kernel(A=a, B=b)` (a new output each call) and
   `kernel(A=a, B=b, out=c)` against the CLI's median for the same kernel (target: <= 1.10x);
+- generated SpMM: the plain SpMM as generated code (--generated-only) and with a split row loop
+  (--schedule), against the hand-tuned provider, on the DLMC weight at 16 and 64 columns;
 - FusedMM `C(i,j) = sum(k, A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j))` (an SDDMM feeding an
   SpMM, one generated kernel; the SDDMM value is computed once per entry) on the DLMC weight with
   64-wide X, Y, B, against torch's sampled_addmm then the CSR product (two steps);
@@ -255,10 +257,32 @@ def main():
                        f"{g:.3g} ms" + (f"; {floor / m:.0%} of the read bandwidth (target >= 70%)"
                                         if floor else ""),
                        f"sparseflow run 'y(i) = A(i,j) * x(j)' --format A=csr --in A=spmv.sft --in x=x.npy --repeat {args.repeat}"))
-        # --- FusedMM (an SDDMM feeding an SpMM, one kernel) against torch's two steps
+        # --- generated SpMM (default schedule, and a split row loop) against the hand-tuned one
         dlmc = MATRICES[2][1]
         a = sf.read(dlmc)
         rows, inner = a.shape
+        plain_k, split = "C(i,j) = A(i,k) * B(k,j)", "split(i, i0, i1, 64); parallel(i0)"
+        for width in (16, 64):
+            np.save(f"{work}/Bg.npy", rng.uniform(-1, 1, (inner, width)).astype(np.float32))
+            inputs = {"A": dlmc, "B": f"{work}/Bg.npy"}
+            hand, generated, scheduled = [], [], []
+            for _ in range(args.rounds):
+                hand.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                          args.repeat))
+                generated.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                               args.repeat, ["--generated-only"]))
+                scheduled.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                               args.repeat, ["--schedule", split]))
+            h = statistics.median(t for t, _ in hand)
+            g = statistics.median(t for t, _ in generated)
+            sc = statistics.median(t for t, _ in scheduled)
+            out.append(row(f"cli_generated_spmm/dlmc_transformer_0.5_ffn_conv1_{rows}x{inner}/{width}",
+                           g, f"hand-tuned SpMM ({hand[0][1]})", h, None, "-",
+                           f"generated/hand-tuned = {g / h:.2f}; with --schedule '{split}' "
+                           f"(provider {scheduled[0][1]}) {sc:.3g} ms = {sc / h:.2f}x",
+                           f"sparseflow run '{plain_k}' --format A=csr --in A={dlmc} --in B=B.npy "
+                           f"--generated-only --repeat {args.repeat}"))
+        # --- FusedMM (an SDDMM feeding an SpMM, one kernel) against torch's two steps
         for name, shape in (("X", (rows, 64)), ("Y", (inner, 64)), ("Bf", (inner, 64))):
             np.save(f"{work}/{name}.npy", rng.uniform(-1, 1, shape).astype(np.float32))
         fused_mm = "C(i,j) = sum(k, A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j))"
