@@ -21,7 +21,10 @@ namespace sparseflow::io::testing {
 
 /// Absolute path of a file under data/.
 inline std::string dataPath(std::string_view relative) {
-  return std::string(SPARSEFLOW_DATA_DIR) + "/" + std::string(relative);
+  std::string path = SPARSEFLOW_DATA_DIR;  // appended, not `+`: GCC 12 warns falsely there
+  path += '/';
+  path += relative;
+  return path;
 }
 
 /// Paths (relative to data/, sorted) of every file under data/ whose extension is `extension`.
