@@ -18,6 +18,15 @@ enum class LevelKind : int32_t {
   kNM = 5,          ///< n stored of every group of m coordinates, packed in-group offsets
 };
 
+/// The arrays a level of this kind stores (LevelStorage's pos, crd and meta; the others are
+/// empty).
+struct LevelArrays {
+  bool pos = false;
+  bool crd = false;
+  bool meta = false;  ///< packed metadata (n:m offsets)
+};
+LevelArrays storedArrays(LevelKind kind);
+
 /// Per-level properties (a struct, never a row of booleans in signatures).
 struct LevelProperties {
   bool ordered = true;  ///< coordinates increase within a parent

@@ -136,10 +136,10 @@ def compile(text: str, formats: Mapping | None = None, schedule=None, *,
     compiler works.
     """
     if schedule is None:
-        schedule = ""
-    elif isinstance(schedule, _C.Schedule):
-        schedule = schedule.text
-    elif not isinstance(schedule, str):
+        schedule = _C.Schedule()
+    elif isinstance(schedule, str):
+        schedule = _C.Schedule(schedule)  # parsed here: a ParseError names the column
+    elif not isinstance(schedule, _C.Schedule):
         raise NotSupported(
             f"a schedule must be None, text or a sparseflow.Schedule, not "
             f"{type(schedule).__name__}; pass None "
@@ -150,7 +150,7 @@ def compile(text: str, formats: Mapping | None = None, schedule=None, *,
     dtypes = {str(k): dtype_name(v) for k, v in (dtypes or {}).items()}
     compiled = _C._Kernel.compile(text, formats, dtypes, parallel, use_cache, schedule,
                                   hand_tuned)
-    return Kernel(compiled, formats, dtypes, schedule)
+    return Kernel(compiled, formats, dtypes, schedule.text)
 
 
 __all__ = ["Kernel", "compile", "Tensor"]

@@ -12,7 +12,7 @@ namespace {
 
 Kernel compileKernel(const std::string& text, const std::map<std::string, std::string>& formats,
                      const std::map<std::string, std::string>& dtypes, bool parallel, bool useCache,
-                     const std::string& schedule, bool handTuned) {
+                     const Schedule& schedule, bool handTuned) {
   KernelOptions options;
   options.formats = formats;
   for (const auto& [name, dtype] : dtypes) options.dtypes[name] = parseDType(dtype);
@@ -59,10 +59,10 @@ void bindSchedule(py::module_& m) {
       .def("sparse_fuse", &S::sparseFuse, py::arg("tensor"), py::arg("indices"), self)
       .def("decompose", &S::decompose, py::arg("tensor"), py::arg("ell_width"), self)
       .def("bind", &S::bind, py::arg("loop"), py::arg("axis"), self)
-      .def_property_readonly("text", &S::text)
-      .def("__str__", &S::text)
+      .def_property_readonly("text", &S::toString)
+      .def("__str__", &S::toString)
       .def("__repr__", [](const S& s) {
-        return "sparseflow.Schedule(" + py::repr(py::str(s.text())).cast<std::string>() + ")";
+        return "sparseflow.Schedule(" + py::repr(py::str(s.toString())).cast<std::string>() + ")";
       });
 }
 
@@ -72,8 +72,8 @@ void bindKernel(py::module_& m) {
       .def_static("compile", &compileKernel, py::arg("text"),
                   py::arg("formats") = std::map<std::string, std::string>{},
                   py::arg("dtypes") = std::map<std::string, std::string>{},
-                  py::arg("parallel") = true, py::arg("use_cache") = true, py::arg("schedule") = "",
-                  py::arg("hand_tuned") = true)
+                  py::arg("parallel") = true, py::arg("use_cache") = true,
+                  py::arg("schedule") = Schedule(), py::arg("hand_tuned") = true)
       .def("run", &runKernel, py::arg("inputs"),
            py::arg("params") = std::map<std::string, double>{})
       .def("run_into", &runKernelInto, py::arg("inputs"), py::arg("output"),

@@ -6,8 +6,6 @@
 
 #include "arrays.h"
 #include "bindings.h"
-#include "format/content_witness.h"
-#include "format/levels/level_impl.h"
 #include "sparseflow/build.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
@@ -122,11 +120,11 @@ py::dict levelArrays(const Tensor& t, int32_t level) {
   const LevelStorage& s = t.level(level);
   // None exactly for the arrays this level kind does not store; an array it stores may be empty
   // (a matrix without entries) and is then an empty array of its index type.
-  const auto caps = format::levelImpl(t.format().level(level).type.kind).capabilities();
+  const LevelArrays stored = storedArrays(t.format().level(level).type.kind);
   py::dict out;
-  out["pos"] = caps.hasPos ? py::object(arrayOfBuffer(s.pos)) : py::object(py::none());
-  out["crd"] = caps.hasCrd ? py::object(arrayOfBuffer(s.crd)) : py::object(py::none());
-  out["meta"] = caps.hasMeta ? py::object(arrayOfBuffer(s.meta)) : py::object(py::none());
+  out["pos"] = stored.pos ? py::object(arrayOfBuffer(s.pos)) : py::object(py::none());
+  out["crd"] = stored.crd ? py::object(arrayOfBuffer(s.crd)) : py::object(py::none());
+  out["meta"] = stored.meta ? py::object(arrayOfBuffer(s.meta)) : py::object(py::none());
   return out;
 }
 

@@ -5,10 +5,10 @@
 #include <cstring>
 #include <utility>
 
-#include "kernels/csr_spmm/csr_spmm.h"
 #include "sparseflow/convert.h"
+#include "sparseflow/error.h"
 #include "sparseflow/format.h"
-#include "support/check.h"
+#include "sparseflow/kernel.h"
 
 namespace sparseflow::python {
 namespace {
@@ -27,18 +27,6 @@ NMLinearOptions optionsOf(int32_t threads) {
 }
 
 /// out (cols × rows) = in (rows × cols)ᵀ, row-major, in cache-sized tiles.
-void transposeInto(const float* in, int64_t rows, int64_t cols, float* out) {
-  constexpr int64_t kTile = 32;
-  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
-    const int64_t r1 = std::min(rows, r0 + kTile);
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const int64_t c1 = std::min(cols, c0 + kTile);
-      for (int64_t r = r0; r < r1; ++r) {
-        for (int64_t c = c0; c < c1; ++c) out[c * rows + r] = in[r * cols + c];
-      }
-    }
-  }
-}
 
 /// Bit-for-bit equality of two arrays; large ones are compared in chunks on all threads (the
 /// compare runs before every call of the TorchScript operator, and reads both copies).
@@ -69,7 +57,8 @@ NMLayer::NMLayer(const Tensor& weights, std::vector<float> bias, bool hasBias,
       threads_(threads),
       fused_(weights_, hasBias ? bias_ : std::vector<float>{}, epilogueOf(hasBias, activation),
              optionsOf(threads)) {
-  SF_USER_CHECK(hasBias || bias_.empty()) << "a bias was given to a layer without one";
+  if (!hasBias && !bias_.empty())
+    throw Error(ErrorCode::kInvalidArgument, "a bias was given to a layer without one");
 }
 
 void NMLayer::forward(const void* x, DType type, int64_t batch, void* y, bool preActivation) const {
@@ -88,46 +77,37 @@ const NMLinear& NMLayer::preActivationLayer() const {
   return *preActivation_;
 }
 
-const Tensor& NMLayer::transposedCsr() const {
+const NMLayer::Backward& NMLayer::backward() const {
   std::lock_guard<std::mutex> lock(lazyMutex_);
-  if (!transposed_) {
+  if (!backward_) {
     const Format csr = Format::parse("csr", 2);
     ConvertOptions toF32;
     toF32.changeDType = weights_.dtype() != DType::kF32;
     toF32.dtype = DType::kF32;
     // csr keeps only nonzeros: the 2:4 padding slots drop out of the product.
     Tensor transposed = transpose(convert(weights_, csr, toF32), csr);
-    SF_ICHECK(transposed.dtype() == DType::kF32 && transposed.format() == csr &&
-              transposed.level(1).pos.dtype() == DType::kI32 &&
-              transposed.level(1).crd.dtype() == DType::kI32)
-        << "the transposed weights came out as " << transposed.summary();
-    transposed_ = std::make_unique<Tensor>(std::move(transposed));
+    // dX = dZ · W, spelled as a linear layer over Wᵀ: the pipeline's CSR SpMM provider runs it.
+    KernelOptions options;
+    options.formats = {{"Wt", "csr"}};
+    Kernel kernel = Kernel::compile("dX(b,i) = dZ(b,o) * Wt(i,o)", options);
+    backward_ = std::make_unique<Backward>(Backward{std::move(transposed), std::move(kernel)});
   }
-  return *transposed_;
+  return *backward_;
 }
 
 void NMLayer::backwardInput(const float* dz, int64_t batch, float* dx) const {
   const int64_t in = inFeatures();
   const int64_t out = outFeatures();
   if (batch == 0 || in == 0) return;
-  SF_USER_CHECK(dz != nullptr && dx != nullptr) << "backward: null gradient arrays";
-  const Tensor& wt = transposedCsr();  // in × out
-  std::vector<float> dzT(static_cast<size_t>(out * batch));
-  std::vector<float> dxT(static_cast<size_t>(in * batch));
-  transposeInto(dz, batch, out, dzT.data());
-  kernels::CsrSpmmArgs args;
-  args.rows = in;
-  args.cols = batch;
-  args.inner = out;
-  args.pos = wt.level(1).pos.as<int32_t>();
-  args.crd = wt.level(1).crd.as<int32_t>();
-  args.vals = wt.values().as<float>();
-  args.b = dzT.data();
-  args.c = dxT.data();
-  args.threads = threads_;
-  args.overwrite = true;
-  kernels::csrSpmm(args);
-  transposeInto(dxT.data(), in, batch, dx);
+  if (dz == nullptr || dx == nullptr)
+    throw Error(ErrorCode::kInvalidArgument, "backward: null gradient arrays");
+  const Backward& b = backward();
+  const Format dense = Format::parse("dense", 2);
+  // Views of the caller's arrays: the kernel reads dZ and writes dX in place.
+  const Tensor dZ({batch, out}, DType::kF32, dense, {{}, {}},
+                  Buffer::view(DType::kF32, const_cast<float*>(dz), batch * out));
+  Tensor dX({batch, in}, DType::kF32, dense, {{}, {}}, Buffer::view(DType::kF32, dx, batch * in));
+  b.kernel.run({{"dZ", &dZ}, {"Wt", &b.transposed}}, dX);
 }
 
 bool NMLayer::sameState(const void* values, int64_t valueBytes, const void* meta, int64_t metaBytes,

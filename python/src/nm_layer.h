@@ -1,6 +1,6 @@
 // The state behind Python's SparseLinear: 2:4 weights and bias owned here (no caller memory is
 // ever viewed, so nothing outside can change what the kernel reads), packed once, with the
-// gradient of the input through the hand-tuned CSR SpMM.
+// gradient of the input through a kernel the pipeline runs on its CSR SpMM provider.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "sparseflow/dtype.h"
 #include "sparseflow/epilogue.h"
+#include "sparseflow/kernel.h"
 #include "sparseflow/nm_linear.h"
 #include "sparseflow/tensor.h"
 
@@ -42,8 +43,9 @@ class NMLayer {
   /// out of the same type, both row-major.
   void forward(const void* x, DType type, int64_t batch, void* y, bool preActivation) const;
 
-  /// dX = dZ · W for dZ (batch × out, f32) into dx (batch × in, f32): Wᵀ in csr times dZᵀ on
-  /// the hand-tuned CSR SpMM; stored zeros of the 2:4 padding are left out.
+  /// dX = dZ · W for dZ (batch × out, f32) into dx (batch × in, f32): a kernel over Wᵀ in csr
+  /// that the pipeline runs on its hand-tuned CSR SpMM provider; stored zeros of the 2:4 padding
+  /// are left out.
   void backwardInput(const float* dz, int64_t batch, float* dx) const;
 
   /// True when the given arrays hold exactly (bit for bit) this layer's values, meta and bias
@@ -56,7 +58,12 @@ class NMLayer {
 
  private:
   const NMLinear& preActivationLayer() const;
-  const Tensor& transposedCsr() const;
+  /// Wᵀ in csr (f32) and the kernel dX = dZ · W over it, made on first use.
+  struct Backward {
+    Tensor transposed;
+    Kernel kernel;
+  };
+  const Backward& backward() const;
 
   Tensor weights_;
   std::vector<float> bias_;
@@ -67,7 +74,7 @@ class NMLayer {
   // Made on first use by the gradient path only (inference never pays for them).
   mutable std::mutex lazyMutex_;
   mutable std::unique_ptr<NMLinear> preActivation_;
-  mutable std::unique_ptr<Tensor> transposed_;
+  mutable std::unique_ptr<Backward> backward_;
 };
 
 }  // namespace sparseflow::python

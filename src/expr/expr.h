@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sparseflow/dtype.h"
+#include "support/elementwise_functions.h"
 
 namespace sparseflow::expr {
 
@@ -26,22 +27,11 @@ enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 /// Reductions: `sum(k, ...)` (also every implicit one) and `max(k, ...)`.
 enum class ReduceOp { kSum, kMax };
 
-/// Element-wise functions. kNeg is unary minus; the names are those written in kernels
-/// ("abs", "sqrt", "exp", "log", "relu", "silu", "gelu" = erf form, "gelu_tanh", "sigmoid",
-/// "tanh").
-enum class UnaryFn {
-  kNeg,
-  kAbs,
-  kSqrt,
-  kExp,
-  kLog,
-  kRelu,
-  kSilu,
-  kGelu,
-  kGeluTanh,
-  kSigmoid,
-  kTanh
-};
+/// Element-wise functions: kNeg (unary minus) and one enumerator per line of
+/// support/elementwise_functions.h (kAbs, kSqrt, ..., kRelu, kSilu, kGelu = erf form, ...).
+#define SF_EXPR_UNARY_FN(Name, ...) k##Name,
+enum class UnaryFn { kNeg, SF_ELEMENTWISE_FUNCTIONS(SF_EXPR_UNARY_FN) };
+#undef SF_EXPR_UNARY_FN
 
 /// The written name of a function ("-" for kNeg).
 const char* unaryFnName(UnaryFn fn);
@@ -49,6 +39,10 @@ const char* unaryFnName(UnaryFn fn);
 std::optional<UnaryFn> unaryFnFromName(std::string_view name);
 /// The names a kernel may call, for error messages: "abs, sqrt, ..., tanh, sum, max".
 std::string knownFunctionNames();
+/// Whether f(0) = 0 (a structural zero of the operand stays one): true for kNeg.
+bool zeroPreserving(UnaryFn fn);
+/// f(x) in float64, by the formula generated code uses (support/elementwise_functions.h).
+double evaluate(UnaryFn fn, double x);
 
 /// The deepest nesting `parse` accepts (parentheses, calls, unary minus, operator chains), and the
 /// most distinct index names `check` accepts: deeper text is refused instead of exhausting the

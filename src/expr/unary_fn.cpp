@@ -1,47 +1,58 @@
-// The written names of the element-wise functions, both ways.
+// The element-wise functions' names, properties and float64 values, from the one list in
+// support/elementwise_functions.h.
 #include <array>
-#include <utility>
 
 #include "expr/expr.h"
+#include "support/check.h"
 
 namespace sparseflow::expr {
 namespace {
 
-// Every callable function, in the order error messages list them.
-constexpr std::array<std::pair<UnaryFn, const char*>, 10> kCallable = {{
-    {UnaryFn::kAbs, "abs"},
-    {UnaryFn::kSqrt, "sqrt"},
-    {UnaryFn::kExp, "exp"},
-    {UnaryFn::kLog, "log"},
-    {UnaryFn::kRelu, "relu"},
-    {UnaryFn::kSilu, "silu"},
-    {UnaryFn::kGelu, "gelu"},
-    {UnaryFn::kGeluTanh, "gelu_tanh"},
-    {UnaryFn::kSigmoid, "sigmoid"},
-    {UnaryFn::kTanh, "tanh"},
-}};
+struct Callable {
+  UnaryFn fn;
+  const char* name;
+  bool zeroPreserving;
+  double (*evaluate)(double);
+};
+
+// Every callable function, in the list's order (the order error messages list them).
+#define SF_CALLABLE(Name, written, zero, ...) \
+  Callable{UnaryFn::k##Name, written, zero, &support::elementwise::Name<double>},
+constexpr std::array kCallable = {SF_ELEMENTWISE_FUNCTIONS(SF_CALLABLE)};
+#undef SF_CALLABLE
+
+const Callable& callable(UnaryFn fn) {
+  for (const Callable& c : kCallable) {
+    if (c.fn == fn) return c;
+  }
+  SF_FAIL(kInternal) << "unknown element-wise function " << static_cast<int>(fn);
+}
 
 }  // namespace
 
 const char* unaryFnName(UnaryFn fn) {
-  if (fn == UnaryFn::kNeg) return "-";
-  for (const auto& [f, name] : kCallable) {
-    if (f == fn) return name;
-  }
-  return "?";
+  return fn == UnaryFn::kNeg ? "-" : callable(fn).name;
 }
 
 std::optional<UnaryFn> unaryFnFromName(std::string_view name) {
-  for (const auto& [f, written] : kCallable) {
-    if (name == written) return f;
+  for (const Callable& c : kCallable) {
+    if (name == c.name) return c.fn;
   }
   return std::nullopt;
 }
 
 std::string knownFunctionNames() {
   std::string names;
-  for (const auto& entry : kCallable) names += std::string(entry.second) + ", ";
+  for (const Callable& c : kCallable) names += std::string(c.name) + ", ";
   return names + "sum, max";
+}
+
+bool zeroPreserving(UnaryFn fn) {
+  return fn == UnaryFn::kNeg || callable(fn).zeroPreserving;
+}
+
+double evaluate(UnaryFn fn, double x) {
+  return fn == UnaryFn::kNeg ? -x : callable(fn).evaluate(x);
 }
 
 }  // namespace sparseflow::expr

@@ -24,11 +24,6 @@ ContentHash hashBytes(const void* data, size_t bytes);
 /// over the arrays). Equal hashes mean equal tensors (to 2^-128).
 ContentHash contentHash(const Tensor& tensor);
 
-/// validate(tensor), skipped when a tensor with the same contents (contentHash) passed before:
-/// wrapping the same caller arrays again (a scipy matrix passed to every kernel call) costs a hash
-/// instead of a validation. Remembers the last 64 verdicts; thread-safe.
-void validateOnce(const Tensor& tensor);
-
 /// The contents of one buffer as a cache saw them: its stamp (identity, version, whether all its
 /// writes are seen) and its content hash. matches() is free for a watched buffer that was not
 /// written since; otherwise it hashes the buffer (one pass at memory speed) and compares.

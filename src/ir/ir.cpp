@@ -45,17 +45,11 @@ const char* binaryOpName(BinaryOp op) {
 const char* unaryOpName(UnaryOp op) {
   switch (op) {
     case UnaryOp::kNeg: return "neg";
-    case UnaryOp::kAbs: return "abs";
-    case UnaryOp::kSqrt: return "sqrt";
-    case UnaryOp::kExp: return "exp";
-    case UnaryOp::kLog: return "log";
-    case UnaryOp::kRelu: return "relu";
-    case UnaryOp::kSilu: return "silu";
-    case UnaryOp::kGelu: return "gelu";
-    case UnaryOp::kGeluTanh: return "gelu_tanh";
-    case UnaryOp::kSigmoid: return "sigmoid";
-    case UnaryOp::kTanh: return "tanh";
     case UnaryOp::kNot: return "not";
+#define SF_IR_UNARY_NAME(Name, written, ...) \
+  case UnaryOp::k##Name: return written;
+      SF_ELEMENTWISE_FUNCTIONS(SF_IR_UNARY_NAME)
+#undef SF_IR_UNARY_NAME
   }
   return "?";
 }

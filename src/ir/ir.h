@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "support/elementwise_functions.h"
+
 namespace sparseflow::ir {
 
 /// Scalar types of IR values and array elements.
@@ -86,21 +88,11 @@ enum class BinaryOp {
   kShr,
   kBitAnd
 };
-/// Element-wise functions the generated code has (the kernel language's plus kNot for bools).
-enum class UnaryOp {
-  kNeg,
-  kAbs,
-  kSqrt,
-  kExp,
-  kLog,
-  kRelu,
-  kSilu,
-  kGelu,
-  kGeluTanh,
-  kSigmoid,
-  kTanh,
-  kNot
-};
+/// Element-wise functions the generated code has: kNeg, one per line of
+/// support/elementwise_functions.h (the kernel language's), and kNot for bools.
+#define SF_IR_UNARY_OP(Name, ...) k##Name,
+enum class UnaryOp { kNeg, SF_ELEMENTWISE_FUNCTIONS(SF_IR_UNARY_OP) kNot };
+#undef SF_IR_UNARY_OP
 const char* binaryOpName(BinaryOp op);
 const char* unaryOpName(UnaryOp op);
 

@@ -1,8 +1,10 @@
-// Float64 reference activations: the definitions every vector activation is tested against. NaN
-// and infinities as torch: relu(NaN) = NaN, silu/gelu(-inf) = NaN (-inf × 0), sigmoid(-inf) = 0.
+// Float64 reference activations: the definitions every vector activation is tested against, the
+// formulas of the kernel language's functions (support/elementwise_functions.h), so a fused
+// epilogue and generated code compute the same thing. NaN and infinities as torch: relu(NaN) =
+// NaN, silu/gelu(-inf) = NaN, sigmoid(-inf) = 0.
 #pragma once
 
-#include <cmath>
+#include "support/elementwise_functions.h"
 
 namespace sparseflow::kernels {
 
@@ -10,17 +12,16 @@ inline double referenceIdentity(double x) {
   return x;
 }
 inline double referenceRelu(double x) {
-  return x < 0.0 ? 0.0 : x;  // NaN and -0 pass through, as torch.relu
+  return support::elementwise::Relu(x);
 }
 inline double referenceSilu(double x) {
-  return x / (1.0 + std::exp(-x));
+  return support::elementwise::Silu(x);
 }
 inline double referenceGeluErf(double x) {
-  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  return support::elementwise::Gelu(x);
 }
 inline double referenceGeluTanh(double x) {
-  const double kSqrt2OverPi = 0.7978845608028654;
-  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+  return support::elementwise::GeluTanh(x);
 }
 
 }  // namespace sparseflow::kernels

@@ -89,18 +89,12 @@ Expr NestBuilder::translate(const expr::Expr& e, bool inProduct) {
 ir::UnaryOp NestBuilder::translateFn(expr::UnaryFn fn) {
   switch (fn) {
     case expr::UnaryFn::kNeg: return ir::UnaryOp::kNeg;
-    case expr::UnaryFn::kAbs: return ir::UnaryOp::kAbs;
-    case expr::UnaryFn::kSqrt: return ir::UnaryOp::kSqrt;
-    case expr::UnaryFn::kExp: return ir::UnaryOp::kExp;
-    case expr::UnaryFn::kLog: return ir::UnaryOp::kLog;
-    case expr::UnaryFn::kRelu: return ir::UnaryOp::kRelu;
-    case expr::UnaryFn::kSilu: return ir::UnaryOp::kSilu;
-    case expr::UnaryFn::kGelu: return ir::UnaryOp::kGelu;
-    case expr::UnaryFn::kGeluTanh: return ir::UnaryOp::kGeluTanh;
-    case expr::UnaryFn::kSigmoid: return ir::UnaryOp::kSigmoid;
-    case expr::UnaryFn::kTanh: return ir::UnaryOp::kTanh;
+#define SF_TRANSLATE_FN(Name, ...) \
+  case expr::UnaryFn::k##Name: return ir::UnaryOp::k##Name;
+      SF_ELEMENTWISE_FUNCTIONS(SF_TRANSLATE_FN)
+#undef SF_TRANSLATE_FN
   }
-  return ir::UnaryOp::kNeg;
+  SF_FAIL(kInternal) << "unknown element-wise function " << static_cast<int>(fn);
 }
 
 }  // namespace sparseflow::lower::detail

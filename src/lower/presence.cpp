@@ -28,19 +28,6 @@ ir::Expr orCondition(const ir::Expr& a, const ir::Expr& b) {
   return ir::binary(ir::BinaryOp::kOr, a, b);
 }
 
-namespace {
-
-bool zeroPreserving(expr::UnaryFn fn) {
-  switch (fn) {
-    case expr::UnaryFn::kExp:
-    case expr::UnaryFn::kLog:
-    case expr::UnaryFn::kSigmoid: return false;
-    default: return true;
-  }
-}
-
-}  // namespace
-
 ir::Expr nonzeroCondition(const expr::Expr& body,
                           const std::function<ir::Expr(const expr::Access&)>& presence) {
   if (const auto* a = std::get_if<expr::Access>(&body.node)) return presence(*a);
@@ -48,7 +35,8 @@ ir::Expr nonzeroCondition(const expr::Expr& body,
     return boolConstant(lit->value != 0.0);
   if (std::holds_alternative<expr::Param>(body.node)) return boolConstant(true);
   if (const auto* u = std::get_if<expr::Unary>(&body.node)) {
-    return zeroPreserving(u->fn) ? nonzeroCondition(*u->operand, presence) : boolConstant(true);
+    return expr::zeroPreserving(u->fn) ? nonzeroCondition(*u->operand, presence)
+                                       : boolConstant(true);
   }
   if (const auto* b = std::get_if<expr::Binary>(&body.node)) {
     switch (b->op) {

@@ -79,12 +79,11 @@ bool PartsExecutable::fromCache() const {
 
 CompiledKernel compileParts(CompiledKernel k, const runtime::Decomposition& d,
                             const KernelOptions& options) {
-  const schedule::Schedule sched = schedule::Schedule::parse(options.schedule.text());
   std::vector<std::shared_ptr<const CompiledKernel>> parts;
   for (size_t p = 0; p < d.partTexts.size(); ++p) {
     KernelOptions part = options;
     part.formats[d.tensor] = d.partFormats[p];
-    part.schedule = sched.withoutDecompositions().toString();
+    part.schedule = schedule::withoutDecompositions(options.schedule);
     part.printAfterAll = false;
     parts.push_back(std::make_shared<const CompiledKernel>(compile(d.partTexts[p], part)));
     const std::string title = "part " + std::to_string(p) + " of " + d.tensor + " (" +

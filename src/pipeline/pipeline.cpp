@@ -124,7 +124,7 @@ CompiledKernel compile(const std::string& text, const KernelOptions& options) {
     return k;
   }
   if (!stages.run(Stage::kSchedule, [&] {
-        lowered = scheduleStage(std::move(lowered), checked, options.schedule.text());
+        lowered = scheduleStage(std::move(lowered), checked);
         return keepIr();
       })) {
     return k;
@@ -152,7 +152,7 @@ CompiledKernel compile(const std::string& text, const KernelOptions& options) {
   if (!stages.run(Stage::kCodegen, [&] {
         if (!generate)
           return "# skipped: the " + k.provider + " provider runs, no generated code\n";
-        k.source = codegenStage(lowered, options.schedule.text());
+        k.source = codegenStage(lowered, options.schedule);
         return k.source;
       })) {
     return k;

@@ -51,12 +51,12 @@ CheckedStage checkStage(const expr::Statement& statement, const KernelOptions& o
   ranks.emplace(statement.lhs.tensor, statement.lhs.indices.size());
   collectRanks(*statement.rhs, ranks);
   CheckedStage out;
-  out.schedule = schedule::Schedule::parse(options.schedule.text());
+  out.schedule = options.schedule;
   lower::LowerOptions& lowerOptions = out.lowerOptions;
-  lowerOptions.parallel = options.parallel && !out.schedule.hasParallel();
-  lowerOptions.order = out.schedule.requestedOrder();
-  lowerOptions.levelOrders = out.schedule.sparseLevelOrders();
-  lowerOptions.fusedLevels = out.schedule.sparseFusions();
+  lowerOptions.parallel = options.parallel && !schedule::hasParallel(out.schedule);
+  lowerOptions.order = schedule::requestedOrder(out.schedule);
+  lowerOptions.levelOrders = schedule::sparseLevelOrders(out.schedule);
+  lowerOptions.fusedLevels = schedule::sparseFusions(out.schedule);
   // Shapes are not known until run(): check with every extent 1 (always consistent) to get the
   // kernel's structure; run() checks the real shapes.
   std::map<std::string, expr::TensorInfo> infos;
@@ -76,7 +76,7 @@ CheckedStage checkStage(const expr::Statement& statement, const KernelOptions& o
     lowerOptions.formats[name] = Format::parse(format, static_cast<int32_t>(it->second));
   }
   // decompose(A, K): A runs as hyb:K, one kernel per part (each compiled without the directive).
-  for (const auto& [name, width] : out.schedule.decompositions()) {
+  for (const auto& [name, width] : schedule::decompositions(out.schedule)) {
     auto it = ranks.find(name);
     SF_USER_CHECK(it != ranks.end() && name != statement.lhs.tensor)
         << "decompose(" << name << ", " << width << "): '" << name
@@ -126,14 +126,14 @@ lower::LoweredKernel lowerStage(const CheckedStage& checked) {
   return lower::lowerKernel(checked.checked, checked.lowerOptions);
 }
 
-lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const CheckedStage& checked,
-                                   const std::string& scheduleText) {
+lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const CheckedStage& checked) {
   const schedule::Schedule& sched = checked.schedule;
-  SF_CHECK_CODE(lowered.assembledLevel < 0 || !sched.hasParallel(), ErrorCode::kNotSupported)
+  SF_CHECK_CODE(lowered.assembledLevel < 0 || !schedule::hasParallel(sched),
+                ErrorCode::kNotSupported)
       << "output " << checked.checked.output
       << " is assembled row by row (per-thread workspaces over the default parallel row loop): a "
          "schedule may not choose other parallel loops for it ('"
-      << scheduleText << "')";
+      << sched.toString() << "')";
   const std::vector<schedule::DenseOutput> denseOutputs =
       denseOutputOf(lowered, checked.checked.statement.lhs.indices);
   lowered.body = schedule::applySchedule(lowered.body, sched, denseOutputs);
@@ -207,9 +207,9 @@ std::string printSelection(const Selection& selection) {
   return text + "provider: " + selection.provider->name() + "\n";
 }
 
-std::string codegenStage(const lower::LoweredKernel& lowered, const std::string& scheduleText) {
+std::string codegenStage(const lower::LoweredKernel& lowered, const Schedule& userSchedule) {
   if (schedule::hasBoundLoops(lowered.body)) {
-    SF_FAIL(kNotSupported) << "the schedule '" << scheduleText
+    SF_FAIL(kNotSupported) << "the schedule '" << userSchedule.toString()
                            << "' binds loops to GPU axes; bound loops run on the CUDA backend, "
                               "which this build does not have (remove bind() to run on the "
                               "CPU). The scheduled loop IR:\n"

@@ -37,8 +37,7 @@ CanonicalStage canonicalizeStage(const CheckedStage& checked);
 std::string printCanonical(const CanonicalStage& canonical);
 
 lower::LoweredKernel lowerStage(const CheckedStage& checked);
-lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const CheckedStage& checked,
-                                   const std::string& scheduleText);
+lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const CheckedStage& checked);
 lower::LoweredKernel defaultTransformsStage(lower::LoweredKernel lowered);
 /// The loop IR printed (both phases of an assembling kernel).
 std::string printLowered(const lower::LoweredKernel& lowered);
@@ -53,6 +52,6 @@ Selection selectProviderStage(const CheckedStage& checked, const CanonicalStage&
 std::string printSelection(const Selection& selection);
 
 /// The C++ of generated code (the GPU-bound loops refused here: this build has no CUDA backend).
-std::string codegenStage(const lower::LoweredKernel& lowered, const std::string& scheduleText);
+std::string codegenStage(const lower::LoweredKernel& lowered, const Schedule& userSchedule);
 
 }  // namespace sparseflow::pipeline

@@ -47,7 +47,11 @@ class Parser {
         skipSpace();
       }
     }
-    for (const Directive& d : list) add(schedule, d);
+    for (const Directive& d : list) {
+      Schedule built;
+      add(built, d);    // the builder's checks (a positive factor...)
+      schedule.add(d);  // and the directive as parsed, with its column
+    }
     return schedule;
   }
 
@@ -160,7 +164,7 @@ class Parser {
       case Primitive::kVectorize: s.vectorize(d.loops[0]); break;
       case Primitive::kUnroll: s.unroll(d.loops[0], d.factor); break;
       case Primitive::kPrecompute: s.precompute(d.loops[0], d.loops[1]); break;
-      case Primitive::kBind: s.addRaw(d); break;
+      case Primitive::kBind: s.bind(d.loops[0], d.loops[1]); break;
       case Primitive::kSparseReorder:
         s.sparseReorder(d.loops[0], std::vector<std::string>(d.loops.begin() + 1, d.loops.end()));
         break;
@@ -173,9 +177,12 @@ class Parser {
 };
 
 }  // namespace
+}  // namespace sparseflow::schedule
+
+namespace sparseflow {
 
 Schedule Schedule::parse(const std::string& text) {
-  return Parser(text).parse();
+  return schedule::Parser(text).parse();
 }
 
-}  // namespace sparseflow::schedule
+}  // namespace sparseflow

@@ -1,12 +1,16 @@
-// Schedule: the C++ builder, printing, and applySchedule's dispatch to one file per primitive.
+// Schedule (include/sparseflow/schedule.h): the C++ builder and printing; what the compiler asks
+// of a schedule; applySchedule's dispatch to one file per primitive.
 #include "schedule/schedule.h"
 
 #include "schedule/primitives.h"
 #include "support/check.h"
 
-namespace sparseflow::schedule {
+namespace sparseflow {
 
-const char* primitiveName(Primitive p) {
+using schedule::Directive;
+using schedule::Primitive;
+
+const char* schedulePrimitiveName(SchedulePrimitive p) {
   switch (p) {
     case Primitive::kReorder: return "reorder";
     case Primitive::kSplit: return "split";
@@ -23,8 +27,8 @@ const char* primitiveName(Primitive p) {
   return "?";
 }
 
-std::string Directive::toString() const {
-  std::string text = std::string(primitiveName(primitive)) + "(";
+std::string ScheduleDirective::toString() const {
+  std::string text = std::string(schedulePrimitiveName(primitive)) + "(";
   for (size_t k = 0; k < loops.size(); ++k) text += (k ? ", " : "") + loops[k];
   if (primitive == Primitive::kSplit || primitive == Primitive::kUnroll ||
       primitive == Primitive::kDecompose) {
@@ -39,6 +43,9 @@ std::string Schedule::toString() const {
   for (const Directive& d : directives_) text += (text.empty() ? "" : "; ") + d.toString();
   return text;
 }
+
+Schedule::Schedule(const std::string& text) : Schedule(parse(text)) {}
+Schedule::Schedule(const char* text) : Schedule(parse(text ? text : "")) {}
 
 Schedule& Schedule::reorder(std::vector<std::string> loops) {
   directives_.push_back({Primitive::kReorder, std::move(loops)});
@@ -96,30 +103,39 @@ Schedule& Schedule::decompose(const std::string& tensor, int64_t ellWidth) {
   return *this;
 }
 
-std::map<std::string, int64_t> Schedule::decompositions() const {
+Schedule& Schedule::bind(const std::string& loop, const std::string& axis) {
+  directives_.push_back({Primitive::kBind, {loop, axis}});
+  return *this;
+}
+
+Schedule& Schedule::add(ScheduleDirective d) {
+  directives_.push_back(std::move(d));
+  return *this;
+}
+
+}  // namespace sparseflow
+
+namespace sparseflow::schedule {
+
+std::map<std::string, int64_t> decompositions(const Schedule& s) {
   std::map<std::string, int64_t> out;
-  for (const Directive& d : directives_) {
+  for (const Directive& d : s.directives()) {
     if (d.primitive == Primitive::kDecompose) out[d.loops[0]] = d.factor;
   }
   return out;
 }
 
-Schedule Schedule::withoutDecompositions() const {
-  Schedule s;
-  for (const Directive& d : directives_) {
-    if (d.primitive != Primitive::kDecompose) s.directives_.push_back(d);
+Schedule withoutDecompositions(const Schedule& s) {
+  Schedule out;
+  for (const Directive& d : s.directives()) {
+    if (d.primitive != Primitive::kDecompose) out.add(d);
   }
-  return s;
+  return out;
 }
 
-Schedule& Schedule::addRaw(Directive d) {
-  directives_.push_back(std::move(d));
-  return *this;
-}
-
-std::vector<std::string> Schedule::requestedOrder() const {
+std::vector<std::string> requestedOrder(const Schedule& s) {
   std::vector<std::string> order;
-  for (const Directive& d : directives_) {
+  for (const Directive& d : s.directives()) {
     if (d.primitive == Primitive::kReorder) order = d.loops;
   }
   return order;
@@ -140,16 +156,16 @@ std::map<std::string, std::vector<std::string>> tensorOrders(const std::vector<D
 
 }  // namespace
 
-std::map<std::string, std::vector<std::string>> Schedule::sparseLevelOrders() const {
-  return tensorOrders(directives_, Primitive::kSparseReorder);
+std::map<std::string, std::vector<std::string>> sparseLevelOrders(const Schedule& s) {
+  return tensorOrders(s.directives(), Primitive::kSparseReorder);
 }
 
-std::map<std::string, std::vector<std::string>> Schedule::sparseFusions() const {
-  return tensorOrders(directives_, Primitive::kSparseFuse);
+std::map<std::string, std::vector<std::string>> sparseFusions(const Schedule& s) {
+  return tensorOrders(s.directives(), Primitive::kSparseFuse);
 }
 
-bool Schedule::hasParallel() const {
-  for (const Directive& d : directives_) {
+bool hasParallel(const Schedule& s) {
+  for (const Directive& d : s.directives()) {
     if (d.primitive == Primitive::kParallel || d.primitive == Primitive::kBind) return true;
   }
   return false;

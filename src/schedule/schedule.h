@@ -8,84 +8,34 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "sparseflow/schedule.h"
 
 namespace sparseflow::schedule {
 
-enum class Primitive {
-  kReorder,     ///< reorder(j, i, ...): loop order (must respect the sparse operands' storage)
-  kSplit,       ///< split(i, i0, i1, 64): i = i0·64 + i1
-  kFuse,        ///< fuse(i, j, f): two perfectly nested dense loops as one
-  kParallel,    ///< parallel(i) / parallel(i, atomic): OpenMP over i
-  kVectorize,   ///< vectorize(j): SIMD over the innermost loop j
-  kUnroll,      ///< unroll(j, 4)
-  kPrecompute,  ///< precompute(y, i): loop i adds into a workspace, added into y after it
-  kBind,        ///< bind(i, blockIdx.x): GPU only
-  /// sparse_reorder(A, j, i): iterate sparse input A's levels in this index order (SparseTIR's
-  /// stage-I sparse reorder), served by a copy of A in that level order; honoured by lowering.
-  kSparseReorder,
-  /// sparse_fuse(A, i, j): one loop over the stored entries of A instead of nested loops over
-  /// i then j (SparseTIR's sparse fuse), served by a coordinate (coo) copy of A in that order.
-  kSparseFuse,
-  /// decompose(A, 8): run sparse input A as hyb:8 (an ELL part 8 wide plus a COO remainder),
-  /// one compiled kernel per part accumulated into one result (SparseTIR's format
-  /// decomposition); A is converted when the kernel runs. Honoured by Kernel::compile.
-  kDecompose,
-};
+// The schedule types are the public ones (include/sparseflow/schedule.h); this header adds what
+// the compiler asks of a schedule and the transforms that apply it.
+using Primitive = SchedulePrimitive;
+using Directive = ScheduleDirective;
+using Schedule = sparseflow::Schedule;
 
 /// The primitive's name as written.
-const char* primitiveName(Primitive p);
+inline const char* primitiveName(Primitive p) {
+  return schedulePrimitiveName(p);
+}
 
-struct Directive {
-  Primitive primitive;
-  std::vector<std::string> loops;  ///< loop names (labels) it applies to / creates
-  int64_t factor = 0;              ///< split, unroll
-  bool atomic = false;             ///< parallel(i, atomic)
-  int column = 0;                  ///< where it starts in the schedule text (1-based), or 0
-  std::string toString() const;
-};
-
-class Schedule {
- public:
-  /// Parses `a(...); b(...)`. Errors (kParseError) give the column and what was expected.
-  static Schedule parse(const std::string& text);
-  std::string toString() const;
-  bool empty() const { return directives_.empty(); }
-  const std::vector<Directive>& directives() const { return directives_; }
-
-  Schedule& reorder(std::vector<std::string> loops);
-  Schedule& split(const std::string& loop, const std::string& outer, const std::string& inner,
-                  int64_t factor);
-  Schedule& fuse(const std::string& outer, const std::string& inner, const std::string& fused);
-  Schedule& parallel(const std::string& loop, bool atomic = false);
-  Schedule& vectorize(const std::string& loop);
-  Schedule& unroll(const std::string& loop, int64_t factor);
-  /// Loop `loop` adds into a zeroed workspace shaped like dense output `tensor`, which is added
-  /// into it after the loop; with parallel(loop) each thread has its own (a privatized reduction).
-  Schedule& precompute(const std::string& tensor, const std::string& loop);
-  /// Reads sparse input `tensor` through a copy whose levels follow `indices` (csr as csc...).
-  Schedule& sparseReorder(const std::string& tensor, std::vector<std::string> indices);
-  /// Adds a directive as parsed (primitives without a builder yet: bind).
-  Schedule& addRaw(Directive d);
-
-  /// The loop order reorder() asks for (empty: the default order).
-  std::vector<std::string> requestedOrder() const;
-  Schedule& sparseFuse(const std::string& tensor, std::vector<std::string> indices);
-  Schedule& decompose(const std::string& tensor, int64_t ellWidth);
-  /// decompose()'s requests: tensor → ELL width of its hybrid format.
-  std::map<std::string, int64_t> decompositions() const;
-  /// This schedule without its decompose() directives (what each part is compiled with).
-  Schedule withoutDecompositions() const;
-  /// sparse_reorder()'s requests: tensor → index order of its levels.
-  std::map<std::string, std::vector<std::string>> sparseLevelOrders() const;
-  /// sparse_fuse()'s requests: tensor → index order of its fused (coordinate) levels.
-  std::map<std::string, std::vector<std::string>> sparseFusions() const;
-  /// True when some directive parallelizes or binds (then the default outer-loop parallelism is
-  /// off).
-  bool hasParallel() const;
-
- private:
-  std::vector<Directive> directives_;
-};
+/// The loop order reorder() asks for (empty: the default order).
+std::vector<std::string> requestedOrder(const Schedule& s);
+/// decompose()'s requests: tensor → ELL width of its hybrid format.
+std::map<std::string, int64_t> decompositions(const Schedule& s);
+/// The schedule without its decompose() directives (what each part is compiled with).
+Schedule withoutDecompositions(const Schedule& s);
+/// sparse_reorder()'s requests: tensor → index order of its levels.
+std::map<std::string, std::vector<std::string>> sparseLevelOrders(const Schedule& s);
+/// sparse_fuse()'s requests: tensor → index order of its fused (coordinate) levels.
+std::map<std::string, std::vector<std::string>> sparseFusions(const Schedule& s);
+/// True when some directive parallelizes or binds (then the default outer-loop parallelism is
+/// off).
+bool hasParallel(const Schedule& s);
 
 /// A dense output of the lowered kernel, which precompute() may send through a workspace: its
 /// values array and number of elements.

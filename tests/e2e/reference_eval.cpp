@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "expr/expr.h"
 #include "kernels/activation_reference.h"
 
 namespace sparseflow::testing {
@@ -26,27 +27,6 @@ struct Term {
   bool structural;
 };
 
-bool zeroPreserving(expr::UnaryFn fn) {
-  return fn != expr::UnaryFn::kExp && fn != expr::UnaryFn::kLog && fn != expr::UnaryFn::kSigmoid;
-}
-
-double apply(expr::UnaryFn fn, double x) {
-  switch (fn) {
-    case expr::UnaryFn::kNeg: return -x;
-    case expr::UnaryFn::kAbs: return std::fabs(x);
-    case expr::UnaryFn::kSqrt: return std::sqrt(x);
-    case expr::UnaryFn::kExp: return std::exp(x);
-    case expr::UnaryFn::kLog: return std::log(x);
-    case expr::UnaryFn::kRelu: return kernels::referenceRelu(x);
-    case expr::UnaryFn::kSilu: return kernels::referenceSilu(x);
-    case expr::UnaryFn::kGelu: return kernels::referenceGeluErf(x);
-    case expr::UnaryFn::kGeluTanh: return kernels::referenceGeluTanh(x);
-    case expr::UnaryFn::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case expr::UnaryFn::kTanh: return std::tanh(x);
-  }
-  throw std::logic_error("reference: unknown function");
-}
-
 class Evaluator {
  public:
   Evaluator(const expr::CheckedKernel& k, const std::map<std::string, DenseRef>& t,
@@ -66,8 +46,8 @@ class Evaluator {
     if (const auto* p = std::get_if<expr::Param>(&e.node)) return {params_.at(p->name), false};
     if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
       const Term x = eval(*u->operand);
-      if (x.structural && zeroPreserving(u->fn)) return {0.0, true};
-      return {apply(u->fn, x.value), false};
+      if (x.structural && expr::zeroPreserving(u->fn)) return {0.0, true};
+      return {expr::evaluate(u->fn, x.value), false};
     }
     if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
       const Term x = eval(*b->lhs), y = eval(*b->rhs);

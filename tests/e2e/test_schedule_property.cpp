@@ -91,8 +91,8 @@ lower::LoweredKernel lowerWith(const ScheduledKernel& k, const schedule::Schedul
   for (const auto& [name, format] : k.formats)
     options.formats[name] =
         Format::parse(format, static_cast<int32_t>(infos.at(name).shape.size()));
-  options.parallel = !sched.hasParallel();
-  options.order = sched.requestedOrder();
+  options.parallel = !schedule::hasParallel(sched);
+  options.order = schedule::requestedOrder(sched);
   return lower::lowerKernel(expr::check(s, infos), options);
 }
 

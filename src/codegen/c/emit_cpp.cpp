@@ -48,12 +48,7 @@ class CppEmitter : public ExprWriter {
     switch (n.op) {
       case UnaryOp::kNeg: return "(-";
       case UnaryOp::kNot: return "(!";
-      case UnaryOp::kAbs: return "std::abs(";
-      case UnaryOp::kSqrt: return "std::sqrt(";
-      case UnaryOp::kExp: return "std::exp(";
-      case UnaryOp::kLog: return "std::log(";
-      case UnaryOp::kTanh: return "std::tanh(";
-      default: return std::string("sf_") + unaryOpName(n.op) + "(";
+      default: return std::string("sf_") + unaryOpName(n.op) + "(";  // the prelude's functions
     }
   }
   void visitSelect(const Select& n) override {

@@ -1,6 +1,8 @@
-// The prelude of generated C++ (see prelude.h). The activations match the epilogue registry's
-// float64 references (src/kernels/activation_reference.h); NaN and infinities behave as in torch.
+// The prelude of generated C++ (see prelude.h). The element-wise functions are the formulas of
+// support/elementwise_functions.h, as the float64 references; NaN and infinities as in torch.
 #include "codegen/c/prelude.h"
+
+#include "support/elementwise_functions.h"
 
 namespace sparseflow::codegen {
 
@@ -13,14 +15,15 @@ std::string cppPrelude() {
 namespace {
 // NaN propagates as in torch: relu(NaN), max(x, NaN) and max(NaN, x) are NaN (a bare `a > b ? a
 // : b`, or vmaxps, would return the other operand).
-template <typename T> inline T sf_relu(T x) { return x < T(0) ? T(0) : x; }
-template <typename T> inline T sf_sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
-template <typename T> inline T sf_silu(T x) { return x * sf_sigmoid(x); }
-template <typename T> inline T sf_gelu(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))); }
-template <typename T> inline T sf_gelu_tanh(T x) {
-  return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
-}
-template <typename T> inline T sf_max(T a, T b) { return (a > b || a != a) ? a : b; }
+)sfprelude";
+  // The element-wise functions, each as its formula in support/elementwise_functions.h.
+#define SF_PRELUDE_FUNCTION(Name, written, zero, ...)                                       \
+  text += std::string("template <typename T> inline T sf_") + written + "(T x) { return " + \
+          #__VA_ARGS__ + "; }\n";
+  SF_ELEMENTWISE_FUNCTIONS(SF_PRELUDE_FUNCTION)
+#undef SF_PRELUDE_FUNCTION
+  text +=
+      R"sfprelude(template <typename T> inline T sf_max(T a, T b) { return (a > b || a != a) ? a : b; }
 template <typename T> inline T sf_min(T a, T b) { return (a < b || a != a) ? a : b; }
 // OpenMP's built-in max reduction combines partial results with a plain comparison: max
 // reductions (omp simd, omp parallel for) use this one instead.

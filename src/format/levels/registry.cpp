@@ -129,3 +129,12 @@ void validateRun(const LevelType& type, int64_t extent, const Buffer& crd, int64
 }
 
 }  // namespace sparseflow::format
+
+namespace sparseflow {
+
+LevelArrays storedArrays(LevelKind kind) {
+  const format::LevelCapabilities caps = format::levelImpl(kind).capabilities();
+  return {caps.hasPos, caps.hasCrd, caps.hasMeta};
+}
+
+}  // namespace sparseflow

@@ -46,8 +46,8 @@ TEST(ScheduleText, ParsesAndPrintsBack) {
   const auto s = schedule::Schedule::parse(text);
   EXPECT_EQ(s.toString(), text);
   EXPECT_EQ(schedule::Schedule::parse(s.toString()).toString(), text);
-  EXPECT_TRUE(s.hasParallel());
-  EXPECT_EQ(s.requestedOrder(), (std::vector<std::string>{"i0", "k", "i1"}));
+  EXPECT_TRUE(schedule::hasParallel(s));
+  EXPECT_EQ(schedule::requestedOrder(s), (std::vector<std::string>{"i0", "k", "i1"}));
   EXPECT_TRUE(schedule::Schedule::parse("  ").empty());
 }
 
@@ -65,12 +65,12 @@ TEST(ScheduleCpp, TheBuilderWritesTheTextAndCompilesTheSame) {
                              .sparseFuse("A", {"i", "j"})
                              .decompose("A", 4)
                              .bind("i", "blockIdx.x");
-  EXPECT_EQ(built.text(),
+  EXPECT_EQ(built.toString(),
             "split(i, i0, i1, 8); parallel(i0); unroll(j, 2); vectorize(k); reorder(i, k, j); "
             "fuse(a, b, c); parallel(k, atomic); precompute(y, i); sparse_reorder(A, j, i); "
             "sparse_fuse(A, i, j); decompose(A, 4); bind(i, blockIdx.x)");
   // What the parser reads back is what was built.
-  EXPECT_EQ(schedule::Schedule::parse(built.text()).toString(), built.text());
+  EXPECT_EQ(Schedule::parse(built.toString()).toString(), built.toString());
   // A kernel scheduled from C++ is the kernel scheduled from the same text.
   KernelOptions cpp, text;
   cpp.formats = text.formats = {{"A", "csr"}};
@@ -84,6 +84,30 @@ TEST(ScheduleCpp, TheBuilderWritesTheTextAndCompilesTheSame) {
   EXPECT_THROW(Schedule().decompose("A", 0), Error);
   EXPECT_TRUE(Schedule().empty());
   EXPECT_TRUE(Schedule("").empty());
+}
+
+TEST(ScheduleText, TextIsParsedAtTheEdgeIntoTypedDirectives) {
+  // The text becomes directives when it is assigned (one Schedule type, no text carried inward).
+  const Schedule s = "split(i, i0, i1, 64);  parallel(i0, atomic)";
+  ASSERT_EQ(s.directives().size(), 2u);
+  EXPECT_EQ(s.directives()[0].primitive, SchedulePrimitive::kSplit);
+  EXPECT_EQ(s.directives()[0].loops, (std::vector<std::string>{"i", "i0", "i1"}));
+  EXPECT_EQ(s.directives()[0].factor, 64);
+  EXPECT_EQ(s.directives()[0].column, 1);
+  EXPECT_EQ(s.directives()[1].primitive, SchedulePrimitive::kParallel);
+  EXPECT_TRUE(s.directives()[1].atomic);
+  EXPECT_EQ(s.directives()[1].column, 24);
+  EXPECT_EQ(s.toString(), "split(i, i0, i1, 64); parallel(i0, atomic)");
+  // A mistake is reported where the text enters, before any kernel compiles.
+  KernelOptions options;
+  try {
+    options.schedule = "paralel(i)";
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kParseError);
+    EXPECT_NE(std::string(e.what()).find("schedule, column 1"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(options.schedule.empty());
 }
 
 TEST(ScheduleText, ErrorsGiveTheColumn) {
@@ -100,7 +124,7 @@ TEST(ScheduleText, ErrorsGiveTheColumn) {
            {"vectorize(", "column 11: expected a loop name"},
        }) {
     try {
-      schedule::Schedule::parse(b.text);
+      Schedule::parse(b.text);
       ADD_FAILURE() << "no error for " << b.text;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kParseError);
