@@ -89,14 +89,14 @@ PeerRun runPeer(const std::vector<std::string>& argv, const PeerRunOptions& opti
   if (pid == 0) {
     dup2(fds[1], STDOUT_FILENO);
     if (errors) dup2(fileno(errors.get()), STDERR_FILENO);
-    close(fds[0]);
-    close(fds[1]);
+    ::close(fds[0]);
+    ::close(fds[1]);
     for (const std::string& assignment : options.env) putenv(const_cast<char*>(assignment.c_str()));
     execvp(args[0], args.data());
     std::fprintf(stderr, "cannot run %s: %s\n", argv[0].c_str(), std::strerror(errno));
     _exit(127);
   }
-  close(fds[1]);
+  ::close(fds[1]);
   PeerRun run;
   FILE* out = fdopen(fds[0], "r");
   std::string line;

@@ -30,10 +30,6 @@ std::shared_ptr<void> holdReference(const py::object& object) {
   });
 }
 
-[[noreturn]] void invalid(const std::string& message) {
-  throw Error(ErrorCode::kInvalidArgument, message);
-}
-
 }  // namespace
 
 DType dtypeOfNumpy(const py::dtype& dtype, const char* what) {

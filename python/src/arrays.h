@@ -5,9 +5,11 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sparseflow/dtype.h"
+#include "sparseflow/error.h"
 #include "sparseflow/tensor.h"
 
 namespace sparseflow::python {
@@ -24,6 +26,11 @@ py::dtype numpyDtypeOf(DType type);
 /// The buffer holds a reference to the array, released under the GIL when the last view goes.
 /// `type` must have the array's element size (int16 arrays may be viewed as bf16).
 Buffer viewOfArray(const py::array& array, DType type, const char* what);
+
+/// Raises InvalidArgument with `message` (a bad argument from Python).
+[[noreturn]] inline void invalid(const std::string& message) {
+  throw Error(ErrorCode::kInvalidArgument, message);
+}
 
 /// A numpy array of `shape` viewing a buffer without copying; the array's base holds a copy of
 /// the Buffer (which shares its memory), so the data lives as long as either side.

@@ -17,10 +17,6 @@
 namespace sparseflow::python {
 namespace {
 
-[[noreturn]] void invalid(const std::string& message) {
-  throw Error(ErrorCode::kInvalidArgument, message);
-}
-
 std::vector<float> biasValues(const py::object& bias) {
   if (bias.is_none()) return {};
   const auto array = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(bias);

@@ -15,10 +15,6 @@
 namespace sparseflow::python {
 namespace {
 
-[[noreturn]] void invalid(const std::string& message) {
-  throw Error(ErrorCode::kInvalidArgument, message);
-}
-
 bool isPlainDense(const Tensor& t) {
   return !t.isHybrid() && t.format().isDenseRowMajor();
 }

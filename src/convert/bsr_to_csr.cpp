@@ -13,10 +13,6 @@
 namespace sparseflow::conversion {
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return a / b + (a % b != 0 ? 1 : 0);  // no overflow for a near INT64_MAX
-}
-
 /// Block positions that never decrease, block columns that strictly increase within a block row
 /// and lie inside the matrix, and arrays of the sizes they imply.
 template <typename SrcPos, typename SrcCrd>

@@ -14,10 +14,6 @@
 namespace sparseflow::conversion {
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return a / b + (a % b != 0 ? 1 : 0);  // no overflow for a near INT64_MAX
-}
-
 template <typename SrcPos, typename SrcCrd, typename DstPos, typename DstCrd, typename V>
 std::optional<Tensor> csrToBsrTyped(const Tensor& src, const Format& target, int64_t R, int64_t C) {
   const int64_t rows = src.shape()[0], cols = src.shape()[1];

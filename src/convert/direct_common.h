@@ -69,6 +69,11 @@ bool isCooMatrixShape(const Format& f);
 /// `hyb[:K]` or `ell[:K]+coo`: two parts, an ell part then a coo part.
 bool isHybShape(const Format& f);
 
+/// ⌈a / b⌉ for a ≥ 0, b > 0, without overflow for a near INT64_MAX (block counts).
+inline int64_t ceilDiv(int64_t a, int64_t b) {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
+
 /// The CSR source of a direct path: a csr tensor whose arrays have the sizes they must have.
 bool isCsrSource(const Tensor& t);
 

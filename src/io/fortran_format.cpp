@@ -65,7 +65,7 @@ std::string quoteText(std::string_view text) {
 char upper(char c) {
   return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
 }
-bool isDigit(char c) {
+bool isDecimalDigit(char c) {
   return c >= '0' && c <= '9';
 }
 
@@ -106,9 +106,9 @@ class FormatParser {
   }
 
   int64_t parseNumber(const char* what) {
-    if (!isDigit(peek())) fail(std::string("expected ") + what);
+    if (!isDecimalDigit(peek())) fail(std::string("expected ") + what);
     int64_t value = 0;
-    while (isDigit(peek())) {
+    while (isDecimalDigit(peek())) {
       value = value * 10 + (chars_[pos_++] - '0');
       if (value > kMaxFormatNumber) fail(std::string(what) + " is too large");
     }
@@ -141,7 +141,7 @@ class FormatParser {
       item.amount = negative ? -k : k;
       return item;
     }
-    bool counted = isDigit(c);
+    bool counted = isDecimalDigit(c);
     if (counted) {
       item.repeat = parseNumber("repeat count");
       c = peek();
@@ -244,7 +244,7 @@ class FormatParser {
     } else if (letter == 'F' || letter == 'E' || letter == 'D') {
       fail("a real field needs its decimal digits (w.d)");
     }
-    if ((letter == 'E' || letter == 'G') && peek() == 'E' && isDigit(peek(1))) {
+    if ((letter == 'E' || letter == 'G') && peek() == 'E' && isDecimalDigit(peek(1))) {
       ++pos_;
       parseNumber("exponent digits");  // Ee sets the printed exponent width: output only
     }
@@ -456,7 +456,7 @@ FieldStatus parseFortranInteger(std::string_view field, const FortranField& edit
   if (i == text.size()) return {ErrorCode::kParseError, "a sign without digits"};
   uint64_t magnitude = 0;
   for (; i < text.size(); ++i) {
-    if (!isDigit(text[i])) return {ErrorCode::kParseError, "not an integer"};
+    if (!isDecimalDigit(text[i])) return {ErrorCode::kParseError, "not an integer"};
     uint64_t digit = static_cast<uint64_t>(text[i] - '0');
     if (magnitude > (static_cast<uint64_t>(INT64_MAX) + 1 - digit) / 10) {
       return {ErrorCode::kOutOfRange, "integer does not fit in 64 bits"};
@@ -506,7 +506,7 @@ FieldStatus parseFortranReal(std::string_view field, const FortranField& edit, d
   int64_t fractionDigits = 0;
   for (; i < text.size(); ++i) {
     char c = text[i];
-    if (isDigit(c)) {
+    if (isDecimalDigit(c)) {
       sawDigit = true;
       if (!(digits.empty() && c == '0')) digits += c;
       if (sawPoint) ++fractionDigits;
@@ -532,7 +532,7 @@ FieldStatus parseFortranReal(std::string_view field, const FortranField& edit, d
     if (i < text.size() && (text[i] == '+' || text[i] == '-')) negativeExponent = text[i++] == '-';
     if (i == text.size()) return {ErrorCode::kParseError, "exponent without digits"};
     for (; i < text.size(); ++i) {
-      if (!isDigit(text[i])) return {ErrorCode::kParseError, "unexpected character in exponent"};
+      if (!isDecimalDigit(text[i])) return {ErrorCode::kParseError, "unexpected character in exponent"};
       exponent = std::min<int64_t>(exponent * 10 + (text[i] - '0'), 1'000'000);
     }
     if (negativeExponent) exponent = -exponent;

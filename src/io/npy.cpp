@@ -70,7 +70,8 @@ std::string descrOf(const DtypeInfo& info) {
 #define SF_NPY_FAIL(code_name, name, offset) \
   SF_FAIL(code_name) << (name) << ": byte " << (offset) << ": "
 
-std::string shapeText(const std::vector<int64_t>& shape) {
+/// The shape as numpy writes it: "(2, 3)", "(5,)".
+std::string tupleText(const std::vector<int64_t>& shape) {
   std::string text = "(";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i > 0) text += ", ";
@@ -325,21 +326,21 @@ NpyArray parseNpy(std::string_view data, const std::string& name) {
   int64_t byteCount = 0;
   if (!count || __builtin_mul_overflow(*count, static_cast<int64_t>(info->size), &byteCount)) {
     SF_NPY_FAIL(kParseError, name, header.shapeOffset)
-        << "shape " << shapeText(header.shape) << " of " << info->name
+        << "shape " << tupleText(header.shape) << " of " << info->name
         << " has more bytes than fit in 64 bits";
   }
   const size_t dataOffset = headerStart + headerLength;
   const size_t available = data.size() - dataOffset;
   if (static_cast<uint64_t>(byteCount) > available) {
     SF_NPY_FAIL(kParseError, name, data.size())
-        << "the data is " << available << " bytes but shape " << shapeText(header.shape) << " of "
+        << "the data is " << available << " bytes but shape " << tupleText(header.shape) << " of "
         << info->name << " needs " << byteCount << " (from byte " << dataOffset
         << "): the file is truncated";
   }
   if (static_cast<uint64_t>(byteCount) < available) {
     SF_NPY_FAIL(kParseError, name, dataOffset + static_cast<size_t>(byteCount))
         << available - static_cast<uint64_t>(byteCount) << " bytes follow the array data (shape "
-        << shapeText(header.shape) << " of " << info->name << " needs " << byteCount << ")";
+        << tupleText(header.shape) << " of " << info->name << " needs " << byteCount << ")";
   }
 
   NpyArray array;
@@ -377,7 +378,7 @@ RawTensor toRawTensor(const NpyArray& array) {
   SF_USER_CHECK(count && static_cast<uint64_t>(*count) * static_cast<uint64_t>(info->size) ==
                              array.bytes.size())
       << "toRawTensor: " << array.bytes.size() << " bytes do not hold shape "
-      << shapeText(array.shape) << " of " << info->name;
+      << tupleText(array.shape) << " of " << info->name;
   RawTensor tensor;
   tensor.shape = array.shape;
   tensor.dense = true;
@@ -417,17 +418,17 @@ std::string formatNpy(const NpyArray& array) {
   SF_USER_CHECK(info != nullptr) << "formatNpy: unknown dtype '" << array.dtype << "'";
   std::optional<int64_t> count = elementCount(array.shape);
   SF_USER_CHECK(count.has_value())
-      << "formatNpy: bad shape " << shapeText(array.shape) << " (negative or overflowing)";
+      << "formatNpy: bad shape " << tupleText(array.shape) << " (negative or overflowing)";
   SF_USER_CHECK(array.shape.size() <= kMaxRank) << "formatNpy: more than 64 dimensions";
   SF_USER_CHECK(static_cast<uint64_t>(*count) * static_cast<uint64_t>(info->size) ==
                 array.bytes.size())
       << "formatNpy: " << array.bytes.size() << " bytes do not hold shape "
-      << shapeText(array.shape) << " of " << info->name;
+      << tupleText(array.shape) << " of " << info->name;
 
   // As numpy's _write_array_header: sorted keys, repr values, spare blanks so the first axis can
   // grow in place, then blanks and a newline up to a multiple of 64 bytes.
   std::string dict = "{'descr': '" + descrOf(*info) +
-                     "', 'fortran_order': False, 'shape': " + shapeText(array.shape) + ", }";
+                     "', 'fortran_order': False, 'shape': " + tupleText(array.shape) + ", }";
   if (!array.shape.empty()) {
     dict.append(kGrowthAxisDigits - std::to_string(array.shape[0]).size(), ' ');
   }

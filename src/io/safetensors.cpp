@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "io/storage_bounds.h"
 #include "support/check.h"
 #include "support/mapped_file.h"
 #include "support/quote.h"
@@ -73,12 +74,6 @@ uint64_t unsignedValue(const Json& value, const std::string& name, const std::st
     ST_FAIL << what << " must be a non-negative integer, not " << describeJson(value);
   }
   return value.get<uint64_t>();
-}
-
-std::string shapeText(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
 }
 
 SafetensorsArray parseArray(const std::string& key, const Json& info, const std::string& name,

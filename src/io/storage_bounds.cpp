@@ -23,12 +23,6 @@ int64_t saturatingAdd(int64_t a, int64_t b) {
   return __builtin_add_overflow(a, b, &r) ? kMax : r;
 }
 
-std::string shapeText(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 /// Bytes of the arrays and values of one part (not a hybrid).
 int64_t partBytes(const Format& format, const std::vector<int64_t>& shape, int64_t entries,
                   DType dtype) {
@@ -106,6 +100,12 @@ int64_t defaultStorageLimit(uint64_t fileBytes) {
   constexpr int64_t kFloor = int64_t{256} << 20;
   const uint64_t scaled = fileBytes > static_cast<uint64_t>(kMax / 16) ? kMax : fileBytes * 16;
   return std::max<int64_t>(kFloor, static_cast<int64_t>(scaled));
+}
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
 }
 
 }  // namespace sparseflow::io

@@ -30,4 +30,7 @@ int64_t estimatedStorageBytes(const Format& format, const std::vector<int64_t>& 
 /// file's size when that is more (a text entry of a few bytes becomes at most ~16 bytes of csr).
 int64_t defaultStorageLimit(uint64_t fileBytes);
 
+/// A shape as the file errors write it: "[2, 3]".
+std::string shapeText(const std::vector<int64_t>& shape);
+
 }  // namespace sparseflow::io

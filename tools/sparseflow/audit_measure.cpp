@@ -16,6 +16,7 @@
 #include "sparseflow/convert.h"
 #include "sparseflow/dense_linear.h"
 #include "sparseflow/error.h"
+#include "sparseflow/quick_timing.h"
 #include "sparseflow/kernel.h"
 #include "sparseflow/nm_linear.h"
 
@@ -26,10 +27,6 @@ namespace {
 constexpr const char* kLinear = "Y(b,o) = sum(i, X(b,i) * W(o,i))";
 
 using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 /// One kernel of a layer being timed: the call, how often a run repeats it, and its samples (ms
 /// per call, one per round).

@@ -9,6 +9,7 @@
 #include "sparseflow/commands.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
+#include "sparseflow/quick_timing.h"
 #include "sparseflow/io.h"
 
 namespace sparseflow::tools {
@@ -27,11 +28,6 @@ bool looksLikeMatrixFile(const std::filesystem::path& p) {
   }
   // Headerless triplet files (CSparse's Matrix/ folder) have no extension.
   return kind == FileKind::kAuto && !p.has_extension() && p.parent_path().filename() == "Matrix";
-}
-
-double msSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
 }
 
 int runSurvey(const SurveyArgs& args) {

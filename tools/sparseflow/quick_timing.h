@@ -1,8 +1,9 @@
-// SPARSEFLOW_QUICK_TIMING=1: the timing commands (audit, benchmark) time each case once, with no
+// Timing helpers of the commands. SPARSEFLOW_QUICK_TIMING=1: the timing commands (audit, benchmark) time each case once, with no
 // minimum time, so a smoke test of a command (the docs tests run every documented command) does not
 // spend minutes measuring; the numbers are then not meaningful, and the commands say so.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -19,6 +20,12 @@ inline bool quickTiming() {
                                                  "timed once; the times are not meaningful\n") > 0;
   (void)said;
   return quick;
+}
+
+/// Milliseconds since `start` on the steady clock.
+inline double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 }  // namespace sparseflow::tools
