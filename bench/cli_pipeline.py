@@ -20,12 +20,14 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
   64-wide X, Y, B, against torch's sampled_addmm then the CSR product (two steps);
 - SpMV `y(i) = A(i,j) * x(j)` on a random 100000 x 100000 matrix with 10^7 entries (A csr f32):
   the csr_spmm provider against the same kernel as generated code and scipy's A @ x (target:
-  >= 70% of the measured read bandwidth).
+  >= 70% of the measured read bandwidth);
+- f64 SpMM: `C(i,j) = A(i,k) * B(k,j)` with A, B, C f64 on the DLMC weight at 64 columns: the
+  csr_spmm provider's f64 kernel against the same kernel as generated code and scipy's A @ B.
 Each CLI case runs --rounds times interleaved with its peer; rows hold the medians. Rows go to
 --rows in bench_report's tab-separated format, and to stdout.
 
   .venv/bin/python bench/cli_pipeline.py --sparseflow build/bin/sparseflow --rows rows.tsv \
-      [--limits limits.txt] [--rounds 3] [--repeat 30]
+      [--limits limits.txt] [--rounds 3] [--repeat 30] [--only cli_spmm_f64 ...]
 """
 import argparse
 import os
@@ -117,6 +119,17 @@ for _ in range({repeat}):
 print(statistics.median(samples))
 """
 
+SCIPY_SPMM_F64 = """
+import time, statistics, numpy as np, sparseflow as sf
+a = sf.to_scipy(sf.read({path!r})).tocsr().astype(np.float64)
+b = np.load({b!r})
+a @ b
+samples = []
+for _ in range({repeat}):
+    t = time.perf_counter(); a @ b; samples.append((time.perf_counter() - t) * 1e3)
+print(statistics.median(samples))
+"""
+
 TORCH_FUSEDMM = """
 import time, statistics, numpy as np, torch, sparseflow as sf
 torch.set_num_threads(len(__import__("os").sched_getaffinity(0)))
@@ -171,7 +184,11 @@ def main():
     parser.add_argument("--limits")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--only", nargs="*", default=[],
+                        help="row groups to run (cli_fused_spmm, cli_spmv, cli_generated_spmm, "
+                             "cli_spmm_f64, cli_fusedmm, cli_gemv_2to4); default all")
     args = parser.parse_args()
+    want = lambda group: not args.only or group in args.only
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
     import sparseflow as sf
 
@@ -180,156 +197,183 @@ def main():
     out = []
     with tempfile.TemporaryDirectory() as work:
         # --- fused epilogue vs plain SpMM, and the Python per-call cost; one matrix is also run
-        # with its rows and columns randomly permuted (B's rows then come in no order)
-        permuted = f"{work}/permuted.mtx"
-        subprocess.run([sys.executable, "-c", PERMUTE.format(path=MATRICES[2][1], out=permuted)],
-                       check=True, env={**os.environ, "PYTHONPATH": python_path()})
-        for label, path in MATRICES + [(MATRICES[2][0] + "_permuted", permuted)]:
-            a = sf.read(path)  # shape and entries only; the measurements run in child processes
-            rows, inner = a.shape
-            b = rng.uniform(-1, 1, (inner, 64)).astype(np.float32)
-            bias = rng.uniform(-1, 1, 64).astype(np.float32)
-            np.save(f"{work}/B.npy", b)
-            np.save(f"{work}/b.npy", bias)
-            inputs = {"A": path, "B": f"{work}/B.npy"}
-            plain_k, fused_k = "C(i,j) = A(i,k) * B(k,j)", "C(i,j) = relu(A(i,k) * B(k,j) + b(j))"
-            plain, fused, generated, generated_plain = [], [], [], []
-            for _ in range(args.rounds):
-                plain.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
-                                           args.repeat))
-                fused.append(cli_median_ms(args.sparseflow, fused_k, {"A": "csr"},
-                                           {**inputs, "b": f"{work}/b.npy"}, args.repeat))
-                generated.append(cli_median_ms(args.sparseflow, fused_k, {"A": "csr"},
-                                               {**inputs, "b": f"{work}/b.npy"}, args.repeat,
-                                               ["--generated-only"]))
-                generated_plain.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"},
-                                                     inputs, args.repeat, ["--generated-only"]))
-            p = statistics.median(m for m, _ in plain)
-            f = statistics.median(m for m, _ in fused)
-            g = statistics.median(m for m, _ in generated)
-            gp = statistics.median(m for m, _ in generated_plain)
-            nnz = a.num_stored
-            floor = None
-            basis = "-"
-            if bandwidth:
-                moved = nnz * 8 + rows * 64 * 4 + inner * 64 * 4
-                floor = moved / bandwidth * 1e3
-                basis = f"{moved / 1e6:.3g} MB at {bandwidth / 1e9:.3g} GB/s"
-            shape = f"{label}_{rows}x{inner}_nnz{nnz}"
-            repro = f"sparseflow run '{fused_k}' --format A=csr --in A={path} --in B=B.npy --in b=b.npy --repeat {args.repeat}"
-            out.append(row(f"cli_fused_spmm/{shape}/64", f, f"plain SpMM ({plain[0][1]})", p, floor,
-                           basis, f"fused/plain = {f / p:.2f} (target <= 1.15); provider "
-                           f"{fused[0][1]}; as generated code (one fused nest) {g:.3g} ms = "
-                           f"{g / p:.2f}x plain, {g / gp:.2f}x the generated plain SpMM",
-                           repro))
-            # Python: the same fused kernel per call, a new output vs out=, against the CLI's (in
-            # a child process: the parent's idle OpenMP/OpenBLAS threads would spin beside it).
-            fresh, into = python_ms(PYTHON_CALL.format(path=path, b=f"{work}/B.npy",
-                                                       bias=f"{work}/b.npy", kernel=fused_k,
-                                                       repeat=args.repeat))
-            out.append(row(f"python_call/{shape}/64", into, "the CLI's median (kernel alone)", f,
-                           floor, basis, f"out= {into / f:.2f}x the CLI's (target <= 1.10); a new "
-                           f"output per call {fresh:.3g} ms = {fresh / f:.2f}x",
-                           f"kernel(A=a, B=b, b=bias, out=c), kernel = sf.compile('{fused_k}', formats={{'A': 'csr'}})"))
+        if want("cli_fused_spmm"):
+            # with its rows and columns randomly permuted (B's rows then come in no order)
+            permuted = f"{work}/permuted.mtx"
+            subprocess.run([sys.executable, "-c", PERMUTE.format(path=MATRICES[2][1], out=permuted)],
+                           check=True, env={**os.environ, "PYTHONPATH": python_path()})
+            for label, path in MATRICES + [(MATRICES[2][0] + "_permuted", permuted)]:
+                a = sf.read(path)  # shape and entries only; the measurements run in child processes
+                rows, inner = a.shape
+                b = rng.uniform(-1, 1, (inner, 64)).astype(np.float32)
+                bias = rng.uniform(-1, 1, 64).astype(np.float32)
+                np.save(f"{work}/B.npy", b)
+                np.save(f"{work}/b.npy", bias)
+                inputs = {"A": path, "B": f"{work}/B.npy"}
+                plain_k, fused_k = "C(i,j) = A(i,k) * B(k,j)", "C(i,j) = relu(A(i,k) * B(k,j) + b(j))"
+                plain, fused, generated, generated_plain = [], [], [], []
+                for _ in range(args.rounds):
+                    plain.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                               args.repeat))
+                    fused.append(cli_median_ms(args.sparseflow, fused_k, {"A": "csr"},
+                                               {**inputs, "b": f"{work}/b.npy"}, args.repeat))
+                    generated.append(cli_median_ms(args.sparseflow, fused_k, {"A": "csr"},
+                                                   {**inputs, "b": f"{work}/b.npy"}, args.repeat,
+                                                   ["--generated-only"]))
+                    generated_plain.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"},
+                                                         inputs, args.repeat, ["--generated-only"]))
+                p = statistics.median(m for m, _ in plain)
+                f = statistics.median(m for m, _ in fused)
+                g = statistics.median(m for m, _ in generated)
+                gp = statistics.median(m for m, _ in generated_plain)
+                nnz = a.num_stored
+                floor = None
+                basis = "-"
+                if bandwidth:
+                    moved = nnz * 8 + rows * 64 * 4 + inner * 64 * 4
+                    floor = moved / bandwidth * 1e3
+                    basis = f"{moved / 1e6:.3g} MB at {bandwidth / 1e9:.3g} GB/s"
+                shape = f"{label}_{rows}x{inner}_nnz{nnz}"
+                repro = f"sparseflow run '{fused_k}' --format A=csr --in A={path} --in B=B.npy --in b=b.npy --repeat {args.repeat}"
+                out.append(row(f"cli_fused_spmm/{shape}/64", f, f"plain SpMM ({plain[0][1]})", p, floor,
+                               basis, f"fused/plain = {f / p:.2f} (target <= 1.15); provider "
+                               f"{fused[0][1]}; as generated code (one fused nest) {g:.3g} ms = "
+                               f"{g / p:.2f}x plain, {g / gp:.2f}x the generated plain SpMM",
+                               repro))
+                # Python: the same fused kernel per call, a new output vs out=, against the CLI's (in
+                # a child process: the parent's idle OpenMP/OpenBLAS threads would spin beside it).
+                fresh, into = python_ms(PYTHON_CALL.format(path=path, b=f"{work}/B.npy",
+                                                           bias=f"{work}/b.npy", kernel=fused_k,
+                                                           repeat=args.repeat))
+                out.append(row(f"python_call/{shape}/64", into, "the CLI's median (kernel alone)", f,
+                               floor, basis, f"out= {into / f:.2f}x the CLI's (target <= 1.10); a new "
+                               f"output per call {fresh:.3g} ms = {fresh / f:.2f}x",
+                               f"kernel(A=a, B=b, b=bias, out=c), kernel = sf.compile('{fused_k}', formats={{'A': 'csr'}})"))
         # --- SpMV on a random 10^5-square matrix with 10^7 entries, against generated code and scipy
-        spmv = f"{work}/spmv.sft"
-        subprocess.run([sys.executable, "-c", SPMV_INPUTS.format(path=spmv, x=f"{work}/xv.npy")],
-                       check=True, env={**os.environ, "PYTHONPATH": python_path()})
-        inputs = {"A": spmv, "x": f"{work}/xv.npy"}
-        ours, generated, peer = [], [], []
-        for _ in range(args.rounds):
-            ours.append(cli_median_ms(args.sparseflow, "y(i) = A(i,j) * x(j)", {"A": "csr"},
-                                      inputs, args.repeat))
-            generated.append(cli_median_ms(args.sparseflow, "y(i) = A(i,j) * x(j)", {"A": "csr"},
-                                           inputs, args.repeat, ["--generated-only"]))
-            peer.append(python_ms(SCIPY_SPMV.format(path=spmv, x=f"{work}/xv.npy",
-                                                    repeat=args.repeat))[0])
-        m = statistics.median(t for t, _ in ours)
-        g = statistics.median(t for t, _ in generated)
-        pm = statistics.median(peer)
-        floor, basis = None, "-"
-        if bandwidth:
-            moved = 10_000_000 * 8 + 100_001 * 4 + 2 * 100_000 * 4
-            floor = moved / bandwidth * 1e3
-            basis = f"{moved / 1e6:.3g} MB at {bandwidth / 1e9:.3g} GB/s"
-        out.append(row("cli_spmv/random_100000x100000_nnz10000000", m, "scipy A @ x", pm, floor,
-                       basis, f"speedup {pm / m:.2f}; provider {ours[0][1]}; generated code "
-                       f"{g:.3g} ms" + (f"; {floor / m:.0%} of the read bandwidth (target >= 70%)"
-                                        if floor else ""),
-                       f"sparseflow run 'y(i) = A(i,j) * x(j)' --format A=csr --in A=spmv.sft --in x=x.npy --repeat {args.repeat}"))
-        # --- generated SpMM (default schedule, and a split row loop) against the hand-tuned one
-        dlmc = MATRICES[2][1]
-        a = sf.read(dlmc)
-        rows, inner = a.shape
-        plain_k, split = "C(i,j) = A(i,k) * B(k,j)", "split(i, i0, i1, 64); parallel(i0)"
-        for width in (16, 64):
-            np.save(f"{work}/Bg.npy", rng.uniform(-1, 1, (inner, width)).astype(np.float32))
-            inputs = {"A": dlmc, "B": f"{work}/Bg.npy"}
-            hand, generated, scheduled = [], [], []
+        if want("cli_spmv"):
+            spmv = f"{work}/spmv.sft"
+            subprocess.run([sys.executable, "-c", SPMV_INPUTS.format(path=spmv, x=f"{work}/xv.npy")],
+                           check=True, env={**os.environ, "PYTHONPATH": python_path()})
+            inputs = {"A": spmv, "x": f"{work}/xv.npy"}
+            ours, generated, peer = [], [], []
             for _ in range(args.rounds):
-                hand.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
-                                          args.repeat))
-                generated.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
-                                               args.repeat, ["--generated-only"]))
-                scheduled.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
-                                               args.repeat, ["--schedule", split]))
-            h = statistics.median(t for t, _ in hand)
-            g = statistics.median(t for t, _ in generated)
-            sc = statistics.median(t for t, _ in scheduled)
-            out.append(row(f"cli_generated_spmm/dlmc_transformer_0.5_ffn_conv1_{rows}x{inner}/{width}",
-                           g, f"hand-tuned SpMM ({hand[0][1]})", h, None, "-",
-                           f"generated/hand-tuned = {g / h:.2f}; with --schedule '{split}' "
-                           f"(provider {scheduled[0][1]}) {sc:.3g} ms = {sc / h:.2f}x",
-                           f"sparseflow run '{plain_k}' --format A=csr --in A={dlmc} --in B=B.npy "
-                           f"--generated-only --repeat {args.repeat}"))
-        # --- FusedMM (an SDDMM feeding an SpMM, one kernel) against torch's two steps
-        for name, shape in (("X", (rows, 64)), ("Y", (inner, 64)), ("Bf", (inner, 64))):
-            np.save(f"{work}/{name}.npy", rng.uniform(-1, 1, shape).astype(np.float32))
-        fused_mm = "C(i,j) = sum(k, A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j))"
-        inputs = {"A": dlmc, "X": f"{work}/X.npy", "Y": f"{work}/Y.npy", "B": f"{work}/Bf.npy"}
-        ours, peer = [], []
-        for _ in range(args.rounds):
-            ours.append(cli_median_ms(args.sparseflow, fused_mm, {"A": "csr"}, inputs, args.repeat))
-            peer.append(python_ms(TORCH_FUSEDMM.format(path=dlmc, x=f"{work}/X.npy",
-                                                       y=f"{work}/Y.npy", b=f"{work}/Bf.npy",
-                                                       repeat=args.repeat))[0])
-        m = statistics.median(t for t, _ in ours)
-        pm = statistics.median(peer)
-        flops = a.num_stored * 64 * 2 * 2
-        out.append(row(f"cli_fusedmm/dlmc_transformer_0.5_ffn_conv1_{rows}x{inner}_nnz{a.num_stored}/64x64",
-                       m, "torch sampled_addmm (on A's pattern) then CSR @ B", pm, None, "-",
-                       f"speedup {pm / m:.2f}; provider {ours[0][1]}; {flops / m / 1e6:.3g} GFLOP/s "
-                       f"(2 x nnz x (64 + 64) flops)",
-                       f"sparseflow run '{fused_mm}' --format A=csr --in A={dlmc} --in X=X.npy "
-                       f"--in Y=Y.npy --in B=B.npy --repeat {args.repeat}"))
-        # --- 2:4 GEMV against OpenBLAS sgemv on the dense weights
-        for o, i in GEMV_SHAPES:
-            w = rng.uniform(-1, 1, (o, i)).astype(np.float32)
-            groups = w.reshape(-1, 4)
-            keep = np.argsort(np.abs(groups), axis=1)[:, 2:]
-            mask = np.zeros_like(groups, dtype=bool)
-            np.put_along_axis(mask, keep, True, axis=1)
-            w = np.where(mask, groups, 0).reshape(o, i).astype(np.float32)
-            x = rng.uniform(-1, 1, i).astype(np.float32)
-            np.save(f"{work}/W.npy", w)
-            np.save(f"{work}/x.npy", x)
-            ours, peer = [], []
-            for _ in range(args.rounds):
-                ours.append(cli_median_ms(args.sparseflow, "y(o) = W(o,i) * x(i)", {"W": "2:4"},
-                                          {"W": f"{work}/W.npy", "x": f"{work}/x.npy"},
-                                          args.repeat))
-                peer.append(python_ms(SGEMV.format(w=f"{work}/W.npy", x=f"{work}/x.npy",
-                                                   repeat=args.repeat))[0])
+                ours.append(cli_median_ms(args.sparseflow, "y(i) = A(i,j) * x(j)", {"A": "csr"},
+                                          inputs, args.repeat))
+                generated.append(cli_median_ms(args.sparseflow, "y(i) = A(i,j) * x(j)", {"A": "csr"},
+                                               inputs, args.repeat, ["--generated-only"]))
+                peer.append(python_ms(SCIPY_SPMV.format(path=spmv, x=f"{work}/xv.npy",
+                                                        repeat=args.repeat))[0])
             m = statistics.median(t for t, _ in ours)
+            g = statistics.median(t for t, _ in generated)
             pm = statistics.median(peer)
             floor, basis = None, "-"
             if bandwidth:
-                moved = o * i // 2 * 4 + o * i // 8 + i * 4 + o * 4  # values + 2-bit metadata
+                moved = 10_000_000 * 8 + 100_001 * 4 + 2 * 100_000 * 4
                 floor = moved / bandwidth * 1e3
                 basis = f"{moved / 1e6:.3g} MB at {bandwidth / 1e9:.3g} GB/s"
-            out.append(row(f"cli_gemv_2to4/{o}x{i}", m, "numpy W@x (OpenBLAS sgemv, dense)", pm,
-                           floor, basis, f"speedup {pm / m:.2f} (target >= 2); provider {ours[0][1]}",
-                           f"sparseflow run 'y(o) = W(o,i) * x(i)' --format W=2:4 --in W=W.npy --in x=x.npy --repeat {args.repeat}"))
+            out.append(row("cli_spmv/random_100000x100000_nnz10000000", m, "scipy A @ x", pm, floor,
+                           basis, f"speedup {pm / m:.2f}; provider {ours[0][1]}; generated code "
+                           f"{g:.3g} ms" + (f"; {floor / m:.0%} of the read bandwidth (target >= 70%)"
+                                            if floor else ""),
+                           f"sparseflow run 'y(i) = A(i,j) * x(j)' --format A=csr --in A=spmv.sft --in x=x.npy --repeat {args.repeat}"))
+        # --- generated SpMM (default schedule, and a split row loop) against the hand-tuned one
+        dlmc = MATRICES[2][1]  # the later groups' matrix
+        a = sf.read(dlmc)
+        rows, inner = a.shape
+        plain_k, split = "C(i,j) = A(i,k) * B(k,j)", "split(i, i0, i1, 64); parallel(i0)"
+        if want("cli_generated_spmm"):
+            for width in (16, 64):
+                np.save(f"{work}/Bg.npy", rng.uniform(-1, 1, (inner, width)).astype(np.float32))
+                inputs = {"A": dlmc, "B": f"{work}/Bg.npy"}
+                hand, generated, scheduled = [], [], []
+                for _ in range(args.rounds):
+                    hand.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                              args.repeat))
+                    generated.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                                   args.repeat, ["--generated-only"]))
+                    scheduled.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                                   args.repeat, ["--schedule", split]))
+                h = statistics.median(t for t, _ in hand)
+                g = statistics.median(t for t, _ in generated)
+                sc = statistics.median(t for t, _ in scheduled)
+                out.append(row(f"cli_generated_spmm/dlmc_transformer_0.5_ffn_conv1_{rows}x{inner}/{width}",
+                               g, f"hand-tuned SpMM ({hand[0][1]})", h, None, "-",
+                               f"generated/hand-tuned = {g / h:.2f}; with --schedule '{split}' "
+                               f"(provider {scheduled[0][1]}) {sc:.3g} ms = {sc / h:.2f}x",
+                               f"sparseflow run '{plain_k}' --format A=csr --in A={dlmc} --in B=B.npy "
+                               f"--generated-only --repeat {args.repeat}"))
+        # --- f64 SpMM: the CSR SpMM's f64 instantiation against generated f64 code and scipy
+        if want("cli_spmm_f64"):
+            np.save(f"{work}/B64.npy", rng.uniform(-1, 1, (inner, 64)))
+            inputs = {"A": dlmc, "B": f"{work}/B64.npy"}
+            f64 = ["--dtype", "A=f64", "--dtype", "B=f64", "--dtype", "C=f64"]
+            hand, generated, peer = [], [], []
+            for _ in range(args.rounds):
+                hand.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs, args.repeat,
+                                          f64))
+                generated.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                               args.repeat, f64 + ["--generated-only"]))
+                peer.append(python_ms(SCIPY_SPMM_F64.format(path=dlmc, b=f"{work}/B64.npy",
+                                                            repeat=args.repeat))[0])
+            h = statistics.median(t for t, _ in hand)
+            g = statistics.median(t for t, _ in generated)
+            pm = statistics.median(peer)
+            out.append(row(f"cli_spmm_f64/dlmc_transformer_0.5_ffn_conv1_{rows}x{inner}/64", h,
+                           "scipy A @ B (f64)", pm, None, "-",
+                           f"speedup {pm / h:.2f}; provider {hand[0][1]}; generated f64 code "
+                           f"{g:.3g} ms = {g / h:.2f}x",
+                           f"sparseflow run '{plain_k}' --format A=csr --in A={dlmc} --in B=B64.npy "
+                           f"--dtype A=f64 --dtype B=f64 --dtype C=f64 --repeat {args.repeat}"))
+        # --- FusedMM (an SDDMM feeding an SpMM, one kernel) against torch's two steps
+        if want("cli_fusedmm"):
+            for name, shape in (("X", (rows, 64)), ("Y", (inner, 64)), ("Bf", (inner, 64))):
+                np.save(f"{work}/{name}.npy", rng.uniform(-1, 1, shape).astype(np.float32))
+            fused_mm = "C(i,j) = sum(k, A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j))"
+            inputs = {"A": dlmc, "X": f"{work}/X.npy", "Y": f"{work}/Y.npy", "B": f"{work}/Bf.npy"}
+            ours, peer = [], []
+            for _ in range(args.rounds):
+                ours.append(cli_median_ms(args.sparseflow, fused_mm, {"A": "csr"}, inputs, args.repeat))
+                peer.append(python_ms(TORCH_FUSEDMM.format(path=dlmc, x=f"{work}/X.npy",
+                                                           y=f"{work}/Y.npy", b=f"{work}/Bf.npy",
+                                                           repeat=args.repeat))[0])
+            m = statistics.median(t for t, _ in ours)
+            pm = statistics.median(peer)
+            flops = a.num_stored * 64 * 2 * 2
+            out.append(row(f"cli_fusedmm/dlmc_transformer_0.5_ffn_conv1_{rows}x{inner}_nnz{a.num_stored}/64x64",
+                           m, "torch sampled_addmm (on A's pattern) then CSR @ B", pm, None, "-",
+                           f"speedup {pm / m:.2f}; provider {ours[0][1]}; {flops / m / 1e6:.3g} GFLOP/s "
+                           f"(2 x nnz x (64 + 64) flops)",
+                           f"sparseflow run '{fused_mm}' --format A=csr --in A={dlmc} --in X=X.npy "
+                           f"--in Y=Y.npy --in B=B.npy --repeat {args.repeat}"))
+        # --- 2:4 GEMV against OpenBLAS sgemv on the dense weights
+        if want("cli_gemv_2to4"):
+            for o, i in GEMV_SHAPES:
+                w = rng.uniform(-1, 1, (o, i)).astype(np.float32)
+                groups = w.reshape(-1, 4)
+                keep = np.argsort(np.abs(groups), axis=1)[:, 2:]
+                mask = np.zeros_like(groups, dtype=bool)
+                np.put_along_axis(mask, keep, True, axis=1)
+                w = np.where(mask, groups, 0).reshape(o, i).astype(np.float32)
+                x = rng.uniform(-1, 1, i).astype(np.float32)
+                np.save(f"{work}/W.npy", w)
+                np.save(f"{work}/x.npy", x)
+                ours, peer = [], []
+                for _ in range(args.rounds):
+                    ours.append(cli_median_ms(args.sparseflow, "y(o) = W(o,i) * x(i)", {"W": "2:4"},
+                                              {"W": f"{work}/W.npy", "x": f"{work}/x.npy"},
+                                              args.repeat))
+                    peer.append(python_ms(SGEMV.format(w=f"{work}/W.npy", x=f"{work}/x.npy",
+                                                       repeat=args.repeat))[0])
+                m = statistics.median(t for t, _ in ours)
+                pm = statistics.median(peer)
+                floor, basis = None, "-"
+                if bandwidth:
+                    moved = o * i // 2 * 4 + o * i // 8 + i * 4 + o * 4  # values + 2-bit metadata
+                    floor = moved / bandwidth * 1e3
+                    basis = f"{moved / 1e6:.3g} MB at {bandwidth / 1e9:.3g} GB/s"
+                out.append(row(f"cli_gemv_2to4/{o}x{i}", m, "numpy W@x (OpenBLAS sgemv, dense)", pm,
+                               floor, basis, f"speedup {pm / m:.2f} (target >= 2); provider {ours[0][1]}",
+                               f"sparseflow run 'y(o) = W(o,i) * x(i)' --format W=2:4 --in W=W.npy --in x=x.npy --repeat {args.repeat}"))
     with open(args.rows, "a") as f:
         f.writelines(out)
     sys.stdout.writelines(out)

@@ -21,17 +21,6 @@ bool endsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
-std::string lowerExtension(std::string_view path) {
-  const size_t slash = path.find_last_of('/');
-  const size_t dot = path.find_last_of('.');
-  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) return "";
-  std::string ext(path.substr(dot + 1));
-  for (char& c : ext) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return ext;
-}
-
 /// A .safetensors file starts with its header length (little-endian, at most 100 MB, so bytes 4
 /// to 7 are zero) and then '{'. Such bytes are never taken for another kind.
 bool couldBeSafetensors(std::string_view bytes) {
@@ -132,6 +121,17 @@ support::MappedFile mapInput(const std::string& path) {
   support::MappedFile file(path);
   refuseForeignFile(file.data(), path);
   return file;
+}
+
+std::string lowerExtension(std::string_view path) {
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) return "";
+  std::string ext(path.substr(dot + 1));
+  for (char& c : ext) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return ext;
 }
 
 }  // namespace sparseflow::io

@@ -14,6 +14,9 @@ namespace sparseflow::io {
 /// the end of a sentence starting "PATH is ..."; empty when it is none of the kinds above (or
 /// could be a .safetensors file: its 8-byte header length may start with any byte).
 /// `path` is used only for its extension (.onnx) and in the advice.
+/// The extension of `path`'s last component, lower-cased ("MTX" -> "mtx"); "" when it has none.
+std::string lowerExtension(std::string_view path);
+
 std::string describeForeignFile(std::string_view bytes, const std::string& path);
 
 /// Throws kNotSupported "PATH is <what>; <advice>" when describeForeignFile finds a kind.

@@ -25,16 +25,6 @@
 namespace sparseflow {
 namespace {
 
-std::string lowerExtension(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  auto dot = path.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string ext = path.substr(dot + 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
-
 /// The kind from the first bytes of the file, for paths without a telling extension; files that
 /// no reader takes (a PyTorch checkpoint, an archive...) are refused here, naming what they are.
 FileKind sniff(const std::string& path) {
@@ -145,8 +135,8 @@ void checkStorage(const std::string& path, const Format& format, const std::vect
   const uint64_t fileBytes = ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   const int64_t limit =
       options.storageLimit > 0 ? options.storageLimit : io::defaultStorageLimit(fileBytes);
-  const int64_t bytes = io::estimatedStorageBytes(format, shape, entries,
-                                                  options.dtype.value_or(DType::kF64));
+  const int64_t bytes =
+      io::estimatedStorageBytes(format, shape, entries, options.dtype.value_or(DType::kF64));
   if (bytes <= limit) return;
   std::string shapeText;
   for (size_t d = 0; d < shape.size(); ++d)
@@ -190,7 +180,7 @@ const char* fileKindName(FileKind kind) {
 }
 
 FileKind fileKindFromPath(const std::string& path) {
-  const std::string ext = lowerExtension(path);
+  const std::string ext = io::lowerExtension(path);
   if (ext == "mtx" || ext == "mm") return FileKind::kMatrixMarket;
   if (ext == "rua" || ext == "rsa" || ext == "psa" || ext == "pua" || ext == "rra" || ext == "rb" ||
       ext == "hb" || ext == "rse" || ext == "rue") {

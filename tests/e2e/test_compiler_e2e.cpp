@@ -669,17 +669,21 @@ TEST(CompilerHandTuned, CsrSpmmRunsTheMicroKernel) {
   for (const char* text : {"C(i,j) = sum(k, B(k,j) * A(i,k))", "Y(r,c) += A(r,t) * B(t,c)"}) {
     EXPECT_EQ(Kernel::compile(text, options).provider(), "csr_spmm") << text;
   }
-  // Not that kernel (a schedule, 64-bit indices, f64, a transposed B): generated code.
+  // f64 throughout runs the kernel's f64 instantiation.
+  KernelOptions f64 = options;
+  f64.dtypes = {{"A", DType::kF64}, {"B", DType::kF64}, {"C", DType::kF64}};
+  EXPECT_EQ(Kernel::compile("C(i,j) = A(i,k) * B(k,j)", f64).provider(), "csr_spmm");
+  // Not that kernel (a schedule, 64-bit indices, mixed dtypes, a transposed B): generated code.
   KernelOptions scheduled = options;
   scheduled.schedule = "parallel(i)";
   KernelOptions wide = options;
   wide.formats = {{"A", "csr@i64"}};
-  KernelOptions f64 = options;
-  f64.dtypes = {{"A", DType::kF64}, {"B", DType::kF64}, {"C", DType::kF64}};
+  KernelOptions mixed = options;
+  mixed.dtypes = {{"A", DType::kF64}, {"B", DType::kF32}, {"C", DType::kF64}};
   for (const auto& [text, o] :
        std::vector<std::pair<std::string, KernelOptions>>{{"C(i,j) = A(i,k) * B(k,j)", scheduled},
                                                           {"C(i,j) = A(i,k) * B(k,j)", wide},
-                                                          {"C(i,j) = A(i,k) * B(k,j)", f64},
+                                                          {"C(i,j) = A(i,k) * B(k,j)", mixed},
                                                           {"C(i,j) = A(i,k) * B(j,k)", options}}) {
     EXPECT_EQ(Kernel::compile(text, o).provider(), "generated") << text;
   }

@@ -24,10 +24,6 @@ namespace fs = std::filesystem;
 using bench::KernelSpec;
 using bench::Matrix;
 
-[[noreturn]] void fail(const std::string& message, ErrorCode code = ErrorCode::kInvalidArgument) {
-  throw Error(code, message);
-}
-
 bool isPythonPeer(const std::string& peer) {
   const auto& python = bench::pythonPeers();
   return std::find(python.begin(), python.end(), peer) != python.end();

@@ -11,8 +11,15 @@
 
 #include "common/kernel_case.h"
 #include "common/machine_limits.h"
+#include "sparseflow/error.h"
 
 namespace sparseflow::tools::benchmark {
+
+/// Throws the command's error (a bad option or input by default).
+[[noreturn]] inline void fail(const std::string& message,
+                              ErrorCode code = ErrorCode::kInvalidArgument) {
+  throw Error(code, message);
+}
 
 /// Every peer --peers takes, in the order the table shows them.
 const std::vector<std::string>& knownPeers();

@@ -23,6 +23,7 @@ namespace sparseflow::tools {
 namespace {
 
 namespace fs = std::filesystem;
+using benchmark::fail;
 using benchmark::Plan;
 
 struct BenchmarkArgs {
@@ -33,10 +34,6 @@ struct BenchmarkArgs {
   int repeat = 5, threads = 0;
   std::string json, csv, plot, limits, saveLimits, python;
 };
-
-[[noreturn]] void fail(const std::string& message, ErrorCode code = ErrorCode::kInvalidArgument) {
-  throw Error(code, message);
-}
 
 /// share/sparseflow beside the binary's bin/ folder, in the build tree and after install; empty
 /// (and why in `problem`) when it is not there.

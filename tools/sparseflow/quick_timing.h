@@ -1,6 +1,7 @@
-// Timing helpers of the commands. SPARSEFLOW_QUICK_TIMING=1: the timing commands (audit, benchmark) time each case once, with no
-// minimum time, so a smoke test of a command (the docs tests run every documented command) does not
-// spend minutes measuring; the numbers are then not meaningful, and the commands say so.
+// Timing helpers of the commands. SPARSEFLOW_QUICK_TIMING=1: the timing commands (audit, benchmark)
+// time each case once, with no minimum time, so a smoke test of a command (the docs tests run every
+// documented command) does not spend minutes measuring; the numbers are then not meaningful, and
+// the commands say so.
 #pragma once
 
 #include <chrono>

@@ -22,42 +22,56 @@ HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-using DF = hn::ScalableTag<float>;
+template <typename T>
+using DF = hn::ScalableTag<T>;
 /// Narrow B (fewer columns than one full vector): 4-lane vectors, and 2-lane ones for 2 or 3
 /// columns, so a narrow B is not all scalar tail (the tail's sums live in memory, one
 /// store-to-load chain per entry: 2x slower).
-using DNarrow = hn::CappedTag<float, 4>;
-using DPair = hn::CappedTag<float, 2>;
+template <typename T>
+using DNarrow = hn::CappedTag<T, 4>;
+template <typename T>
+using DPair = hn::CappedTag<T, 2>;
 
 /// Entries ahead whose B row is prefetched.
 constexpr int64_t kPrefetchDistance = 16;
 /// B larger than this (half a Zen 4 L2) has its rows prefetched.
 constexpr int64_t kPrefetchAboveBytes = 512 * 1024;
+/// Elements of T in one 64-byte cache line (prefetches go line by line).
+template <typename T>
+constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(T));
 /// Vectors of C's row held in registers: a panel of 128 columns on AVX-512 (64 on AVX2), so a
 /// row of B up to that width is read once, whole, per entry (panels split a wider B).
 constexpr int kMaxVectors = 8;
 
-bool hasEpilogue(const CsrSpmmArgs& a) {
+template <typename T>
+bool hasEpilogue(const CsrSpmmArgsT<T>& a) {
   return a.activation != Activation::kNone || a.bias != nullptr;
 }
 
 /// The epilogue over `count` product values of row i starting at column j0, in place (`inf`:
 /// the activation's values at ±inf, computed once per call).
-HWY_INLINE void epilogueSpan(const CsrSpmmArgs& a, InfinityValues inf, float* values, int64_t i,
+template <typename T>
+HWY_INLINE void epilogueSpan(const CsrSpmmArgsT<T>& a, InfinityValues inf, T* values, int64_t i,
                              int64_t j0, int64_t count) {
-  if (a.bias != nullptr && a.biasPerRow) {
+  if constexpr (std::is_same_v<T, double>) {  // f64: the float64 reference, element by element
+    for (int64_t t = 0; t < count; ++t) {
+      double x = values[t];
+      if (a.bias != nullptr) x += a.biasPerRow ? a.bias[i] : a.bias[j0 + t];
+      values[t] = activationReference(a.activation, x);
+    }
+  } else if (a.bias != nullptr && a.biasPerRow) {
     const float b = a.bias[i];
     for (int64_t t = 0; t < count; ++t) values[t] += b;
     applyEpilogueWith(a.activation, values, nullptr, count, inf);
-    return;
+  } else {
+    applyEpilogueWith(a.activation, values, a.bias != nullptr ? a.bias + j0 : nullptr, count, inf);
   }
-  applyEpilogueWith(a.activation, values, a.bias != nullptr ? a.bias + j0 : nullptr, count, inf);
 }
 
 /// Row i of C, columns [j0, j0 + V·lanes + tail): V full vectors in registers, `tail` (< lanes)
 /// columns in scalars.
-template <class D, int V, bool kPrefetch>
-HWY_INLINE void panelRow(const CsrSpmmArgs& a, InfinityValues inf, int64_t i, int64_t j0,
+template <typename T, class D, int V, bool kPrefetch>
+HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i, int64_t j0,
                          int64_t tail) {
   const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
@@ -73,15 +87,15 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, InfinityValues inf, int64_t i, in
 #endif
   const auto tailMask = hn::FirstN(d, static_cast<size_t>(tail));
   auto accTail = hn::Zero(d);
-  HWY_ALIGN float rest[hn::MaxLanes(D())] = {};
+  HWY_ALIGN T rest[hn::MaxLanes(D())] = {};
   const int64_t begin = a.pos[i], end = a.pos[i + 1];
-  const float* bPanel = a.b + j0;
+  const T* bPanel = a.b + j0;
   for (int64_t q = begin; q < end; ++q) {
     if (kPrefetch && q + kPrefetchDistance < end) {  // every line of that entry's panel of B
-      const float* ahead = bPanel + static_cast<int64_t>(a.crd[q + kPrefetchDistance]) * a.cols;
-      for (int64_t line = 0; line < V * lanes; line += 16) hwy::Prefetch(ahead + line);
+      const T* ahead = bPanel + static_cast<int64_t>(a.crd[q + kPrefetchDistance]) * a.cols;
+      for (int64_t line = 0; line < V * lanes; line += kLine<T>) hwy::Prefetch(ahead + line);
     }
-    const float* row = bPanel + static_cast<int64_t>(a.crd[q]) * a.cols;
+    const T* row = bPanel + static_cast<int64_t>(a.crd[q]) * a.cols;
     const auto value = hn::Set(d, a.vals[q]);
     for (int v = 0; v < V; ++v) acc[v] = hn::MulAdd(value, hn::LoadU(d, row + v * lanes), acc[v]);
     if (kMaskedTail && tail > 0) {
@@ -91,7 +105,7 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, InfinityValues inf, int64_t i, in
     }
   }
   if (kMaskedTail) hn::Store(accTail, d, rest);
-  float* out = a.c + i * a.cols + j0;
+  T* out = a.c + i * a.cols + j0;
   const int64_t count = V * lanes + tail;
   if (a.overwrite && (a.activation == Activation::kNone || a.activation == Activation::kRelu)) {
     // Bias and relu in registers before the one store (neither needs the ±inf/NaN fix-up of the
@@ -107,9 +121,9 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, InfinityValues inf, int64_t i, in
       hn::StoreU(x, d, out + v * lanes);
     }
     for (int64_t t = 0; t < tail; ++t) {
-      float x = rest[t];
+      T x = rest[t];
       if (a.bias != nullptr) x += a.biasPerRow ? a.bias[i] : a.bias[j0 + V * lanes + t];
-      out[V * lanes + t] = relu && x < 0.0f ? 0.0f : x;
+      out[V * lanes + t] = relu && x < T(0) ? T(0) : x;
     }
     return;
   }
@@ -120,7 +134,7 @@ HWY_INLINE void panelRow(const CsrSpmmArgs& a, InfinityValues inf, int64_t i, in
     return;
   }
   if (hasEpilogue(a)) {  // C += act(...): the epilogue on the product alone, then the add
-    HWY_ALIGN float product[kMaxVectors * hn::MaxLanes(DF()) + 16];
+    HWY_ALIGN T product[kMaxVectors * hn::MaxLanes(DF<T>()) + 16];
     for (int v = 0; v < V; ++v) hn::StoreU(acc[v], d, product + v * lanes);
     for (int64_t t = 0; t < tail; ++t) product[V * lanes + t] = rest[t];
     epilogueSpan(a, inf, product, i, j0, count);
@@ -142,7 +156,8 @@ constexpr bool kFaultFreeMasks = false;
 
 /// Whether shiftedRow serves this panel: full vectors only, B's rows all `shift` lanes past a
 /// vector boundary (a row stride of whole vectors), and an epilogue it applies in registers.
-bool shiftedRowServes(const CsrSpmmArgs& a, int64_t lanes, int64_t tail, int64_t shift) {
+template <typename T>
+bool shiftedRowServes(const CsrSpmmArgsT<T>& a, int64_t lanes, int64_t tail, int64_t shift) {
   return kFaultFreeMasks && tail == 0 && shift != 0 && a.cols % lanes == 0 &&
          (a.activation == Activation::kNone || a.activation == Activation::kRelu) &&
          (a.overwrite || !hasEpilogue(a));
@@ -153,41 +168,41 @@ bool shiftedRowServes(const CsrSpmmArgs& a, int64_t lanes, int64_t tail, int64_t
 /// 1.4x slower): V + 1 accumulators over the aligned vectors that cover the panel, the first and
 /// the last loaded (and stored) through masks, so no load of B crosses a line. Bias and relu are
 /// applied in registers (shiftedRowServes says when this runs).
-template <int V, bool kPrefetch>
-HWY_INLINE void shiftedRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t shift) {
-  const DF d;
+template <typename T, int V, bool kPrefetch>
+HWY_INLINE void shiftedRow(const CsrSpmmArgsT<T>& a, int64_t i, int64_t j0, int64_t shift) {
+  const DF<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  hn::Vec<DF> acc[V + 1];
+  hn::Vec<DF<T>> acc[V + 1];
   for (int v = 0; v <= V; ++v) acc[v] = hn::Zero(d);
   const auto last = hn::FirstN(d, static_cast<size_t>(shift));  // lanes below the shift
   const auto first = hn::Not(last);                             // lanes from the shift on
   const int64_t begin = a.pos[i], end = a.pos[i + 1];
   // Aligned addresses `shift` lanes before the panel; only masked lanes are read there.
-  const float* bPanel = a.b + j0 - shift;
+  const T* bPanel = a.b + j0 - shift;
   for (int64_t q = begin; q < end; ++q) {
     if (kPrefetch && q + kPrefetchDistance < end) {
-      const float* ahead = bPanel + static_cast<int64_t>(a.crd[q + kPrefetchDistance]) * a.cols;
-      for (int64_t line = 0; line <= V * lanes; line += 16) hwy::Prefetch(ahead + line);
+      const T* ahead = bPanel + static_cast<int64_t>(a.crd[q + kPrefetchDistance]) * a.cols;
+      for (int64_t line = 0; line <= V * lanes; line += kLine<T>) hwy::Prefetch(ahead + line);
     }
-    const float* row = bPanel + static_cast<int64_t>(a.crd[q]) * a.cols;
+    const T* row = bPanel + static_cast<int64_t>(a.crd[q]) * a.cols;
     const auto value = hn::Set(d, a.vals[q]);
     acc[0] = hn::MulAdd(value, hn::MaskedLoad(first, d, row), acc[0]);
     for (int v = 1; v < V; ++v) acc[v] = hn::MulAdd(value, hn::Load(d, row + v * lanes), acc[v]);
     acc[V] = hn::MulAdd(value, hn::MaskedLoad(last, d, row + V * lanes), acc[V]);
   }
-  float* out = a.c + i * a.cols + j0 - shift;
+  T* out = a.c + i * a.cols + j0 - shift;
   const bool relu = a.activation == Activation::kRelu;
   for (int v = 0; v <= V; ++v) {
     auto x = acc[v];
     if (a.bias != nullptr) {
-      const float* bias = a.bias + j0 - shift + v * lanes;
+      const T* bias = a.bias + j0 - shift + v * lanes;
       x = hn::Add(x, a.biasPerRow ? hn::Set(d, a.bias[i])
                      : v == 0     ? hn::MaskedLoad(first, d, bias)
                      : v == V     ? hn::MaskedLoad(last, d, bias)
                                   : hn::LoadU(d, bias));
     }
     if (relu) x = hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
-    float* at = out + v * lanes;
+    T* at = out + v * lanes;
     if (v == 0 || v == V) {
       const auto mask = v == 0 ? first : last;
       if (!a.overwrite) x = hn::Add(x, hn::MaskedLoad(mask, d, at));
@@ -203,15 +218,16 @@ HWY_INLINE void shiftedRow(const CsrSpmmArgs& a, int64_t i, int64_t j0, int64_t 
 /// wait on one chain of additions.
 /// Not vectorized: GCC turns the four sums into AVX-512 gathers with in-order reductions, which
 /// ran 1.4x slower than these scalar loads (a 100k-square matrix with 10M entries) on Zen 4.
+template <typename T>
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((noinline, optimize("no-tree-vectorize")))
 #endif
-float rowDot(const CsrSpmmArgs& a, int64_t i) {
+T rowDot(const CsrSpmmArgsT<T>& a, int64_t i) {
   const int32_t* HWY_RESTRICT crd = a.crd;
-  const float* HWY_RESTRICT vals = a.vals;
-  const float* HWY_RESTRICT x = a.b;
+  const T* HWY_RESTRICT vals = a.vals;
+  const T* HWY_RESTRICT x = a.b;
   const int64_t begin = a.pos[i], end = a.pos[i + 1];
-  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   int64_t q = begin;
   for (; q + 4 <= end; q += 4) {
     s0 += vals[q] * x[crd[q]];
@@ -225,10 +241,11 @@ float rowDot(const CsrSpmmArgs& a, int64_t i) {
 
 /// One column (SpMV, a linear layer at batch 1). With an epilogue, rows go in blocks whose
 /// products get it while they are in L1 (a per-column bias has one value for every row).
-void column(const CsrSpmmArgs& a, int threads, int64_t chunk) {
+template <typename T>
+void column(const CsrSpmmArgsT<T>& a, int threads, int64_t chunk) {
   if (!hasEpilogue(a)) {
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
-    for (int64_t i = 0; i < a.rows; ++i) a.c[i] = (a.overwrite ? 0.0f : a.c[i]) + rowDot(a, i);
+    for (int64_t i = 0; i < a.rows; ++i) a.c[i] = (a.overwrite ? T(0) : a.c[i]) + rowDot(a, i);
     return;
   }
   constexpr int64_t kBlock = 64;
@@ -238,33 +255,40 @@ void column(const CsrSpmmArgs& a, int threads, int64_t chunk) {
     num_threads(threads) if (threads > 1)
   for (int64_t block = 0; block < blocks; ++block) {
     const int64_t i0 = block * kBlock, count = std::min(kBlock, a.rows - i0);
-    float product[kBlock];
+    T product[kBlock];
     for (int64_t t = 0; t < count; ++t) product[t] = rowDot(a, i0 + t);
     if (a.bias != nullptr) {
       for (int64_t t = 0; t < count; ++t) product[t] += a.biasPerRow ? a.bias[i0 + t] : a.bias[0];
     }
-    applyEpilogueWith(a.activation, product, nullptr, count, inf);
+    if constexpr (std::is_same_v<T, double>) {
+      for (int64_t t = 0; t < count; ++t)
+        product[t] = activationReference(a.activation, product[t]);
+    } else {
+      applyEpilogueWith(a.activation, product, nullptr, count, inf);
+    }
     for (int64_t t = 0; t < count; ++t)
-      a.c[i0 + t] = (a.overwrite ? 0.0f : a.c[i0 + t]) + product[t];
+      a.c[i0 + t] = (a.overwrite ? T(0) : a.c[i0 + t]) + product[t];
   }
 }
 
-template <class D, int V>
-void panel(const CsrSpmmArgs& a, int64_t j0, int64_t tail, int threads, int64_t chunk) {
-  const InfinityValues inf = infinityValues(a.activation);
-  if constexpr (std::is_same_v<D, DF> && V > 0) {
-    const int64_t lanes = static_cast<int64_t>(hn::Lanes(DF()));
+template <typename T, class D, int V>
+void panel(const CsrSpmmArgsT<T>& a, int64_t j0, int64_t tail, int threads, int64_t chunk) {
+  const InfinityValues inf =
+      std::is_same_v<T, float> ? infinityValues(a.activation) : InfinityValues{};
+  const int64_t bBytes = a.inner * a.cols * static_cast<int64_t>(sizeof(T));
+  if constexpr (std::is_same_v<D, DF<T>> && V > 0) {
+    const int64_t lanes = static_cast<int64_t>(hn::Lanes(DF<T>()));
     const int64_t shift =
-        static_cast<int64_t>(reinterpret_cast<uintptr_t>(a.b + j0) / sizeof(float)) % lanes;
-    if (reinterpret_cast<uintptr_t>(a.b) % sizeof(float) == 0 &&
+        static_cast<int64_t>(reinterpret_cast<uintptr_t>(a.b + j0) / sizeof(T)) % lanes;
+    if (reinterpret_cast<uintptr_t>(a.b) % sizeof(T) == 0 &&
         shiftedRowServes(a, lanes, tail, shift)) {
-      const bool prefetch = a.inner == 0 || a.inner * a.cols * 4 > kPrefetchAboveBytes;
+      const bool prefetch = a.inner == 0 || bBytes > kPrefetchAboveBytes;
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
       for (int64_t i = 0; i < a.rows; ++i) {
         if (prefetch) {
-          shiftedRow<V, true>(a, i, j0, shift);
+          shiftedRow<T, V, true>(a, i, j0, shift);
         } else {
-          shiftedRow<V, false>(a, i, j0, shift);
+          shiftedRow<T, V, false>(a, i, j0, shift);
         }
       }
       return;
@@ -272,17 +296,21 @@ void panel(const CsrSpmmArgs& a, int64_t j0, int64_t tail, int threads, int64_t 
   }
   // B rows are prefetched only when B is past half the L2: from the L2 the hardware keeps up,
   // and the prefetches would take load slots from B's loads.
-  if (a.inner == 0 || a.inner * a.cols * 4 > kPrefetchAboveBytes) {
+  if (a.inner == 0 || bBytes > kPrefetchAboveBytes) {
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
-    for (int64_t i = 0; i < a.rows; ++i) panelRow<D, V, true>(a, inf, i, j0, tail);
+    for (int64_t i = 0; i < a.rows; ++i) panelRow<T, D, V, true>(a, inf, i, j0, tail);
     return;
   }
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
-  for (int64_t i = 0; i < a.rows; ++i) panelRow<D, V, false>(a, inf, i, j0, tail);
+  for (int64_t i = 0; i < a.rows; ++i) panelRow<T, D, V, false>(a, inf, i, j0, tail);
 }
 
-void CsrSpmm(const CsrSpmmArgs& a) {
-  const DF d;
+template <typename T>
+void csrSpmmOf(const CsrSpmmArgsT<T>& a) {
+  using DFull = DF<T>;
+  using DN = DNarrow<T>;
+  using DP = DPair<T>;
+  const DFull d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const int64_t width = kMaxVectors * lanes;
   // One thread unless the work (multiply-adds) is worth a fork; chunks of ~1/32 of a thread's
@@ -294,32 +322,40 @@ void CsrSpmm(const CsrSpmmArgs& a) {
   for (int64_t j0 = 0; j0 < a.cols; j0 += width) {
     const int64_t columns = std::min(width, a.cols - j0);
     const int64_t full = columns / lanes, tail = columns % lanes;
-    const int64_t narrowLanes = static_cast<int64_t>(hn::Lanes(DNarrow()));
+    const int64_t narrowLanes = static_cast<int64_t>(hn::Lanes(DN()));
     if (full == 0 && columns >= 2 && columns < narrowLanes) {
-      panel<DPair, 1>(a, j0, columns - 2, threads, chunk);
+      panel<T, DP, 1>(a, j0, columns - 2, threads, chunk);
       continue;
     }
     if (full == 0 && lanes > narrowLanes && columns >= narrowLanes) {
       // 4 to lanes - 1 columns: up to three 4-lane vectors, the rest scalar.
       const int64_t narrowTail = columns % narrowLanes;
       switch (columns / narrowLanes) {
-        case 1: panel<DNarrow, 1>(a, j0, narrowTail, threads, chunk); continue;
-        case 2: panel<DNarrow, 2>(a, j0, narrowTail, threads, chunk); continue;
-        default: panel<DNarrow, 3>(a, j0, narrowTail, threads, chunk); continue;
+        case 1: panel<T, DN, 1>(a, j0, narrowTail, threads, chunk); continue;
+        case 2: panel<T, DN, 2>(a, j0, narrowTail, threads, chunk); continue;
+        default: panel<T, DN, 3>(a, j0, narrowTail, threads, chunk); continue;
       }
     }
     switch (full) {
-      case 8: panel<DF, 8>(a, j0, tail, threads, chunk); break;
-      case 7: panel<DF, 7>(a, j0, tail, threads, chunk); break;
-      case 6: panel<DF, 6>(a, j0, tail, threads, chunk); break;
-      case 5: panel<DF, 5>(a, j0, tail, threads, chunk); break;
-      case 4: panel<DF, 4>(a, j0, tail, threads, chunk); break;
-      case 3: panel<DF, 3>(a, j0, tail, threads, chunk); break;
-      case 2: panel<DF, 2>(a, j0, tail, threads, chunk); break;
-      case 1: panel<DF, 1>(a, j0, tail, threads, chunk); break;
-      default: panel<DF, 0>(a, j0, tail, threads, chunk); break;
+      case 8: panel<T, DFull, 8>(a, j0, tail, threads, chunk); break;
+      case 7: panel<T, DFull, 7>(a, j0, tail, threads, chunk); break;
+      case 6: panel<T, DFull, 6>(a, j0, tail, threads, chunk); break;
+      case 5: panel<T, DFull, 5>(a, j0, tail, threads, chunk); break;
+      case 4: panel<T, DFull, 4>(a, j0, tail, threads, chunk); break;
+      case 3: panel<T, DFull, 3>(a, j0, tail, threads, chunk); break;
+      case 2: panel<T, DFull, 2>(a, j0, tail, threads, chunk); break;
+      case 1: panel<T, DFull, 1>(a, j0, tail, threads, chunk); break;
+      default: panel<T, DFull, 0>(a, j0, tail, threads, chunk); break;
     }
   }
+}
+
+void CsrSpmm(const CsrSpmmArgs& a) {
+  csrSpmmOf(a);
+}
+
+void CsrSpmmF64(const CsrSpmmArgsF64& a) {
+  csrSpmmOf(a);
 }
 
 const char* CsrSpmmTarget() {
@@ -327,7 +363,7 @@ const char* CsrSpmmTarget() {
 }
 
 int64_t CsrSpmmWidth() {
-  return kMaxVectors * static_cast<int64_t>(hn::Lanes(DF()));
+  return kMaxVectors * static_cast<int64_t>(hn::Lanes(DF<float>()));
 }
 
 }  // namespace sparseflow::kernels::HWY_NAMESPACE
@@ -337,11 +373,16 @@ HWY_AFTER_NAMESPACE();
 namespace sparseflow::kernels {
 
 HWY_EXPORT(CsrSpmm);
+HWY_EXPORT(CsrSpmmF64);
 HWY_EXPORT(CsrSpmmTarget);
 HWY_EXPORT(CsrSpmmWidth);
 
 void csrSpmm(const CsrSpmmArgs& args) {
   HWY_DYNAMIC_DISPATCH(CsrSpmm)(args);
+}
+
+void csrSpmm(const CsrSpmmArgsF64& args) {
+  HWY_DYNAMIC_DISPATCH(CsrSpmmF64)(args);
 }
 
 const char* csrSpmmTargetName() {

@@ -9,7 +9,7 @@
 namespace sparseflow::kernels {
 namespace {
 
-void checkWeights(const Tensor& w) {
+void checkDenseWeights(const Tensor& w) {
   SF_USER_CHECK(w.rank() == 2) << "dense weights must be 2-d (out_features × in_features), got "
                                << w.rank() << "-d";
   SF_CHECK_CODE(w.format().isDenseRowMajor(), ErrorCode::kNotSupported)
@@ -23,7 +23,7 @@ void checkWeights(const Tensor& w) {
 }  // namespace
 
 PackedDenseWeights packDenseWeights(const Tensor& weights, int32_t width) {
-  checkWeights(weights);
+  checkDenseWeights(weights);
   SF_ICHECK(width > 0) << "panel width " << width;
   PackedDenseWeights packed;
   packed.outFeatures = weights.shape()[0];

@@ -11,7 +11,7 @@
 namespace sparseflow::kernels {
 namespace {
 
-void checkWeights(const Tensor& w) {
+void checkNmWeights(const Tensor& w) {
   SF_USER_CHECK(w.rank() == 2) << "2:4 weights must be 2-d (out_features × in_features), got "
                                << w.rank() << "-d";
   const Format& f = w.format();
@@ -31,7 +31,7 @@ void checkWeights(const Tensor& w) {
 }  // namespace
 
 PackedNMWeights packNMWeights(const Tensor& weights, int32_t lanes) {
-  checkWeights(weights);
+  checkNmWeights(weights);
   SF_ICHECK(lanes == 4 || lanes == 8 || lanes == 16) << "unsupported lane count " << lanes;
   PackedNMWeights packed;
   packed.outFeatures = weights.shape()[0];

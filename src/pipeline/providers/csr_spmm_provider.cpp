@@ -18,7 +18,8 @@ namespace sparseflow::pipeline {
 namespace {
 
 /// dst (cols × rows) = src (rows × cols)ᵀ, both row-major, in 32 × 32 tiles.
-void transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
+template <typename T>
+void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
   constexpr int64_t kTile = 32;
   for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
     for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
@@ -35,7 +36,8 @@ class CsrSpmmExecutable final : public Executable {
   /// `linear`: the linear-layer layout (sparse = W, dense = X); else SpMM (sparse = A, dense = B).
   CsrSpmmExecutable(const Contraction& c, const std::string& text, std::string sparse,
                     std::string dense, std::vector<std::string> rows,
-                    std::vector<std::string> columns, bool biasPerRow, bool linear, bool parallel)
+                    std::vector<std::string> columns, bool biasPerRow, bool linear, bool parallel,
+                    DType dtype)
       : binding_(c, text),
         sparse_(std::move(sparse)),
         dense_(std::move(dense)),
@@ -43,27 +45,30 @@ class CsrSpmmExecutable final : public Executable {
         columns_(std::move(columns)),
         biasPerRow_(biasPerRow),
         linear_(linear),
-        parallel_(parallel) {}
+        parallel_(parallel),
+        dtype_(dtype) {}
 
   Tensor run(const Inputs& inputs, const Params& params) const override {
     const auto bound = binding_.bind(inputs, params);
     Tensor output = binding_.makeOutput(bound);
-    compute(bound, output, /*overwrite=*/true);
+    computeAs(bound, output, /*overwrite=*/true);
     return output;
   }
 
   void runInto(const Inputs& inputs, Tensor& output, const Params& params) const override {
     const auto bound = binding_.bind(inputs, params);
     binding_.checkOutput(output, bound);
-    compute(bound, output, !binding_.contraction().accumulate);
+    computeAs(bound, output, !binding_.contraction().accumulate);
   }
 
   std::string describe() const override {
     const Contraction& c = binding_.contraction();
-    std::string text = "  provider: csr_spmm, the hand-tuned CSR SpMM (" +
-                       std::string(kernels::csrSpmmTargetName()) +
-                       "), each row of the output in registers over panels of " +
-                       std::to_string(kernels::csrSpmmPanelColumns()) + " columns of " + dense_;
+    std::string text =
+        "  provider: csr_spmm, the hand-tuned CSR SpMM (" +
+        std::string(kernels::csrSpmmTargetName()) + ", " + dtypeName(dtype_) +
+        "), each row of the output in registers over panels of " +
+        std::to_string(kernels::csrSpmmPanelColumns() / (dtype_ == DType::kF64 ? 2 : 1)) +
+        " columns of " + dense_;
     if (linear_) text += "; the linear layer as (" + sparse_ + " · " + dense_ + "ᵀ)ᵀ";
     if (c.bias || c.activation != Activation::kNone) {
       text += "; epilogue " + epilogueText(c) + " fused into the store";
@@ -78,21 +83,30 @@ class CsrSpmmExecutable final : public Executable {
   }
 
  private:
+  void computeAs(const ContractionBinding::Bound& bound, Tensor& output, bool overwrite) const {
+    if (dtype_ == DType::kF64) {
+      compute<double>(bound, output, overwrite);
+    } else {
+      compute<float>(bound, output, overwrite);
+    }
+  }
+
+  template <typename T>
   void compute(const ContractionBinding::Bound& bound, Tensor& output, bool overwrite) const {
     const Contraction& c = binding_.contraction();
     const Tensor& a = bound[sparse_];
-    kernels::CsrSpmmArgs args;
+    kernels::CsrSpmmArgsT<T> args;
     args.rows = a.shape()[0];
     args.inner = a.shape()[1];
     args.pos = static_cast<const int32_t*>(a.level(1).pos.data());
     args.crd = static_cast<const int32_t*>(a.level(1).crd.data());
-    args.vals = static_cast<const float*>(a.values().data());
+    args.vals = static_cast<const T*>(a.values().data());
     args.threads = parallel_ ? 0 : 1;
     args.activation = c.activation;
-    args.bias = c.bias ? static_cast<const float*>(bound[c.bias->name].values().data()) : nullptr;
+    args.bias = c.bias ? static_cast<const T*>(bound[c.bias->name].values().data()) : nullptr;
     args.biasPerRow = biasPerRow_;
-    const auto* b = static_cast<const float*>(bound[dense_].values().data());
-    auto* out = static_cast<float*>(output.mutableValues().data());
+    const auto* b = static_cast<const T*>(bound[dense_].values().data());
+    auto* out = static_cast<T*>(output.mutableValues().data());
     const int64_t cols = bound.product(columns_);
     args.cols = cols;
     args.overwrite = overwrite;
@@ -104,10 +118,10 @@ class CsrSpmmExecutable final : public Executable {
       Buffer aligned;
       const int64_t entries = args.pos[args.rows];
       if (cols > 1 && reinterpret_cast<uintptr_t>(b) % 64 != 0 && entries >= 128 * args.inner) {
-        aligned = alignedCopies_.take(DType::kF32, args.inner * cols);  // reused across calls
+        aligned = alignedCopies_.take(dtype_, args.inner * cols);  // reused across calls
         alignedCopies_.keep(aligned);
-        std::memcpy(aligned.data(), b, static_cast<size_t>(args.inner * cols) * sizeof(float));
-        b = static_cast<const float*>(std::as_const(aligned).data());
+        std::memcpy(aligned.data(), b, static_cast<size_t>(args.inner * cols) * sizeof(T));
+        b = static_cast<const T*>(std::as_const(aligned).data());
       }
       args.b = b;
       args.c = out;
@@ -116,8 +130,8 @@ class CsrSpmmExecutable final : public Executable {
     }
     // The linear layer: Xᵀ (inner × batch) in, (W · Xᵀ) (out × batch) out, stored into Y.
     const int64_t inner = args.inner, batch = cols, rows = args.rows;
-    std::vector<float> xt(static_cast<size_t>(inner * batch));
-    std::vector<float> yt(static_cast<size_t>(rows * batch));
+    std::vector<T> xt(static_cast<size_t>(inner * batch));
+    std::vector<T> yt(static_cast<size_t>(rows * batch));
     transpose(b, batch, inner, xt.data());
     args.b = xt.data();
     args.c = yt.data();
@@ -125,7 +139,7 @@ class CsrSpmmExecutable final : public Executable {
     kernels::csrSpmm(args);
     for (int64_t o = 0; o < rows; ++o) {
       for (int64_t row = 0; row < batch; ++row) {
-        const float v = yt[static_cast<size_t>(o * batch + row)];
+        const T v = yt[static_cast<size_t>(o * batch + row)];
         out[row * rows + o] = overwrite ? v : out[row * rows + o] + v;
       }
     }
@@ -136,6 +150,7 @@ class CsrSpmmExecutable final : public Executable {
   std::string sparse_, dense_;
   std::vector<std::string> rows_, columns_;
   bool biasPerRow_, linear_, parallel_;
+  DType dtype_;  ///< f32 or f64, every operand's
 };
 
 class CsrSpmmProvider final : public Provider {
@@ -148,23 +163,25 @@ class CsrSpmmProvider final : public Provider {
     const bool parallel = request.options->parallel;
     const std::string text = request.checked->statement.text;
     std::string whySpmm, whyLinear;
+    // f32, or f64 throughout (A, B, the bias and the output).
+    const DType dtype = c.out.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
     if (auto s = asSpmm(c, &whySpmm)) {
-      if (auto why = requireFormats(c, {{s->a, "csr"}, {s->b, "dense"}}, DType::kF32)) {
+      if (auto why = requireFormats(c, {{s->a, "csr"}, {s->b, "dense"}}, dtype)) {
         whySpmm = *why;
       } else {
         return Offer{std::make_shared<CsrSpmmExecutable>(
                          c, text, s->a->name, s->b->name, std::vector<std::string>{s->rowIndex},
-                         s->columns, s->biasPerRow, false, parallel),
+                         s->columns, s->biasPerRow, false, parallel, dtype),
                      "", false};
       }
     }
     if (auto l = asLinear(c, &whyLinear)) {
-      if (auto why = requireFormats(c, {{l->w, "csr"}, {l->x, "dense"}}, DType::kF32)) {
+      if (auto why = requireFormats(c, {{l->w, "csr"}, {l->x, "dense"}}, dtype)) {
         whyLinear = *why;
       } else {
         return Offer{std::make_shared<CsrSpmmExecutable>(c, text, l->w->name, l->x->name,
                                                          std::vector<std::string>{l->outIndex},
-                                                         l->batch, true, true, parallel),
+                                                         l->batch, true, true, parallel, dtype),
                      "", false};
       }
     }

@@ -1,7 +1,8 @@
 // The kernel providers through Kernel, as users spell kernels: each spelling (operand order, GEMV,
 // batched 3-d inputs, `+=`, every fused epilogue) reaches the provider expected, on every SIMD
 // target, against a float64 reference on random inputs drawn fresh each run; kernels no
-// hand-tuned provider takes (f64, a schedule, a sparse output) fall to generated code and say why.
+// hand-tuned provider takes (mixed dtypes, a schedule, a sparse output) fall to generated code and
+// say why.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -45,6 +46,7 @@ struct Case {
   std::string kernel;
   std::map<std::string, std::string> formats;
   std::string provider;
+  DType dtype = DType::kF32;  ///< of every tensor, the output's too
 };
 
 /// Every tensor of the statement with its indices.
@@ -113,33 +115,42 @@ void checkCase(const Case& c, std::mt19937& rng, const std::map<std::string, int
     auto f = c.formats.find(name);
     const std::string format = f == c.formats.end() ? "dense" : f->second;
     refs[name] = {shape, randomValues(shape, format, rng)};
-    infos[name] = {shape, DType::kF32};
-    tensors.emplace(name, fromDense(shape, refs[name].values.data(),
-                                    Format::parse(format, static_cast<int32_t>(shape.size()))));
+    if (c.dtype == DType::kF32) {  // the reference reads what the kernel reads
+      for (double& v : refs[name].values) v = static_cast<float>(v);
+    }
+    infos[name] = {shape, c.dtype};
+    tensors.emplace(name,
+                    fromDense(shape, refs[name].values.data(),
+                              Format::parse(format, static_cast<int32_t>(shape.size())), c.dtype));
   }
   std::vector<int64_t> outShape;
   for (const std::string& index : statement.lhs.indices) outShape.push_back(extents.at(index));
-  infos[statement.lhs.tensor] = {outShape, DType::kF32};
+  infos[statement.lhs.tensor] = {outShape, c.dtype};
   const expr::CheckedKernel checked = expr::check(statement, infos);
   std::vector<double> initial = randomValues(outShape, "dense", rng);
   const std::vector<double> want = testing::referenceEval(checked, refs, {});
   KernelOptions options = base;
   options.formats = c.formats;
+  if (c.dtype != DType::kF32) {
+    for (const auto& [name, info] : infos) options.dtypes[name] = c.dtype;
+  }
   const Kernel kernel = Kernel::compile(c.kernel, options);
   ASSERT_EQ(kernel.provider(), c.provider) << kernel.describe();
   std::map<std::string, const Tensor*> inputs;
   for (const auto& [name, t] : tensors) inputs[name] = &t;
   const Tensor fresh = kernel.run(inputs);
   Tensor into = fromDense(outShape, initial.data(),
-                          Format::parse("dense", static_cast<int32_t>(outShape.size())));
+                          Format::parse("dense", static_cast<int32_t>(outShape.size())), c.dtype);
   kernel.run(inputs, into);
   const std::vector<double> got = toDense(fresh), gotInto = toDense(into);
   ASSERT_EQ(got.size(), want.size());
+  // f32 rounds every product; f64 only sums in another order.
+  const double relative = c.dtype == DType::kF64 ? 1e-11 : 1e-4;
   for (size_t e = 0; e < want.size(); ++e) {
-    const double tolerance = 1e-4 * (1 + std::abs(want[e]));
+    const double tolerance = relative * (1 + std::abs(want[e]));
     ASSERT_NEAR(got[e], want[e], tolerance) << "element " << e << "\n" << kernel.describe();
     const double wantInto = (statement.accumulate ? initial[e] : 0.0) + want[e];
-    ASSERT_NEAR(gotInto[e], wantInto, tolerance + 1e-5 * std::abs(wantInto))
+    ASSERT_NEAR(gotInto[e], wantInto, tolerance + relative / 10 * std::abs(wantInto))
         << "element " << e << " run into an output\n"
         << kernel.describe();
   }
@@ -201,6 +212,14 @@ TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
   cases.push_back({"Y(n,o) += gelu(X(n,i) * W(o,i) + b(o))", nmW, "nm_linear"});
   cases.push_back({"Y(n,o) += X(n,i) * W(o,i)", csrW, "csr_spmm"});
   cases.push_back({"Y(n,o) += silu(X(n,i) * W(o,i) + b(o))", {}, "dense_linear"});
+  // f64 throughout: the CSR SpMM's f64 instantiation, every spelling and epilogue.
+  for (const std::string& k : withEpilogues("C(i,j)", "A(i,k) * B(k,j)", "b(j)"))
+    cases.push_back({k, csrA, "csr_spmm", DType::kF64});
+  for (const std::string& k : withEpilogues("y(i)", "A(i,j) * x(j)", "b(i)"))
+    cases.push_back({k, csrA, "csr_spmm", DType::kF64});
+  for (const std::string& k : withEpilogues("Y(n,o)", "X(n,i) * W(o,i)", "b(o)"))
+    cases.push_back({k, csrW, "csr_spmm", DType::kF64});
+  cases.push_back({"C(i,j) += gelu(A(i,k) * B(k,j) + b(j))", csrA, "csr_spmm", DType::kF64});
   for (int64_t target : targetsToRun()) {
     hwy::SetSupportedTargetsForTest(target);
     SCOPED_TRACE(std::string("target ") + hwy::TargetName(target));
@@ -215,8 +234,10 @@ TEST(Providers, WideAndNarrowShapesAndBatchOne) {
   const std::vector<int64_t> widths = kSanitized ? std::vector<int64_t>{1, 17, 64}
                                                  : std::vector<int64_t>{1, 2, 15, 16, 17, 64, 129};
   for (int64_t j : widths) {
-    checkCase({"C(i,j) = relu(A(i,k) * B(k,j) + b(j))", {{"A", "csr"}}, "csr_spmm"}, rng,
-              {{"j", j}, {"i", kSanitized ? 120 : 300}, {"k", 200}});
+    for (const DType dtype : {DType::kF32, DType::kF64}) {
+      checkCase({"C(i,j) = relu(A(i,k) * B(k,j) + b(j))", {{"A", "csr"}}, "csr_spmm", dtype}, rng,
+                {{"j", j}, {"i", kSanitized ? 120 : 300}, {"k", 200}});
+    }
   }
   for (int64_t n : {1, 3, 64}) {
     checkCase({"Y(n,o) = X(n,i) * W(o,i) + b(o)", {{"W", "2:4"}}, "nm_linear"}, rng,
@@ -241,10 +262,11 @@ TEST(Providers, WhatNoHandTunedProviderTakesRunsAsGeneratedCodeAndSaysWhy) {
   checkCase({"C(i,j) = A(i,k) * B(k,j) * 2", {{"A", "csr"}}, "generated"}, rng);
   checkCase({"C(j,i) = A(i,k) * B(k,j)", {{"A", "csr"}}, "generated"}, rng);
   checkCase({"C(i,j) = A(i,k) * B(k,j)", {{"A", "csc"}}, "generated"}, rng);
-  KernelOptions f64Options;
-  f64Options.formats = {{"A", "csr"}};
-  f64Options.dtypes = {{"A", DType::kF64}, {"B", DType::kF64}};
-  const Kernel f64 = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", f64Options);
+  // Mixed dtypes (the CSR SpMM runs f32 or f64 throughout).
+  KernelOptions mixed;
+  mixed.formats = {{"A", "csr"}};
+  mixed.dtypes = {{"A", DType::kF64}, {"B", DType::kF32}};
+  const Kernel f64 = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", mixed);
   EXPECT_EQ(f64.provider(), "generated");
   EXPECT_NE(f64.describe().find("declined: csr_spmm (A is f64; the kernel is f32"),
             std::string::npos)
