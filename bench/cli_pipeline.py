@@ -21,7 +21,7 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
 - SpMV `y(i) = A(i,j) * x(j)` on a random 100000 x 100000 matrix with 10^7 entries (A csr f32):
   the csr_spmm provider against the same kernel as generated code and scipy's A @ x (target:
   >= 70% of the measured read bandwidth);
-- f64 SpMM: `C(i,j) = A(i,k) * B(k,j)` with A, B, C f64 on the DLMC weight at 64 columns: the
+- f64 SpMM: `C(i,j) = A(i,k) * B(k,j)` with A, B, C f64 on the DLMC weight at 16 and 64 columns: the
   csr_spmm provider's f64 kernel against the same kernel as generated code and scipy's A @ B.
 Each CLI case runs --rounds times interleaved with its peer; rows hold the medians. Rows go to
 --rows in bench_report's tab-separated format, and to stdout.
@@ -304,26 +304,27 @@ def main():
                                f"--generated-only --repeat {args.repeat}"))
         # --- f64 SpMM: the CSR SpMM's f64 instantiation against generated f64 code and scipy
         if want("cli_spmm_f64"):
-            np.save(f"{work}/B64.npy", rng.uniform(-1, 1, (inner, 64)))
-            inputs = {"A": dlmc, "B": f"{work}/B64.npy"}
-            f64 = ["--dtype", "A=f64", "--dtype", "B=f64", "--dtype", "C=f64"]
-            hand, generated, peer = [], [], []
-            for _ in range(args.rounds):
-                hand.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs, args.repeat,
-                                          f64))
-                generated.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
-                                               args.repeat, f64 + ["--generated-only"]))
-                peer.append(python_ms(SCIPY_SPMM_F64.format(path=dlmc, b=f"{work}/B64.npy",
-                                                            repeat=args.repeat))[0])
-            h = statistics.median(t for t, _ in hand)
-            g = statistics.median(t for t, _ in generated)
-            pm = statistics.median(peer)
-            out.append(row(f"cli_spmm_f64/dlmc_transformer_0.5_ffn_conv1_{rows}x{inner}/64", h,
-                           "scipy A @ B (f64)", pm, None, "-",
-                           f"speedup {pm / h:.2f}; provider {hand[0][1]}; generated f64 code "
-                           f"{g:.3g} ms = {g / h:.2f}x",
-                           f"sparseflow run '{plain_k}' --format A=csr --in A={dlmc} --in B=B64.npy "
-                           f"--dtype A=f64 --dtype B=f64 --dtype C=f64 --repeat {args.repeat}"))
+            for width in (16, 64):
+                np.save(f"{work}/B64.npy", rng.uniform(-1, 1, (inner, width)))
+                inputs = {"A": dlmc, "B": f"{work}/B64.npy"}
+                f64 = ["--dtype", "A=f64", "--dtype", "B=f64", "--dtype", "C=f64"]
+                hand, generated, peer = [], [], []
+                for _ in range(args.rounds):
+                    hand.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs, args.repeat,
+                                              f64))
+                    generated.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                                   args.repeat, f64 + ["--generated-only"]))
+                    peer.append(python_ms(SCIPY_SPMM_F64.format(path=dlmc, b=f"{work}/B64.npy",
+                                                                repeat=args.repeat))[0])
+                h = statistics.median(t for t, _ in hand)
+                g = statistics.median(t for t, _ in generated)
+                pm = statistics.median(peer)
+                out.append(row(f"cli_spmm_f64/dlmc_transformer_0.5_ffn_conv1_{rows}x{inner}/{width}", h,
+                               "scipy A @ B (f64)", pm, None, "-",
+                               f"speedup {pm / h:.2f}; provider {hand[0][1]}; generated f64 code "
+                               f"{g:.3g} ms = {g / h:.2f}x",
+                               f"sparseflow run '{plain_k}' --format A=csr --in A={dlmc} --in B=B64.npy "
+                               f"--dtype A=f64 --dtype B=f64 --dtype C=f64 --repeat {args.repeat}"))
         # --- FusedMM (an SDDMM feeding an SpMM, one kernel) against torch's two steps
         if want("cli_fusedmm"):
             for name, shape in (("X", (rows, 64)), ("Y", (inner, 64)), ("Bf", (inner, 64))):
