@@ -2,8 +2,8 @@
 #include "arrays.h"
 
 #include <memory>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "sparseflow/error.h"
 

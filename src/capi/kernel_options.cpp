@@ -159,7 +159,8 @@ sparseflow_status sparseflow_kernel_options_get_schedule(const SparseFlowKernelO
                                                          char* buffer, size_t capacity,
                                                          size_t* size) {
   return guard(__func__, [&] {
-    capi::copyString(capi::snapshot(options).schedule.toString(), buffer, capacity, size, "schedule");
+    capi::copyString(capi::snapshot(options).schedule.toString(), buffer, capacity, size,
+                     "schedule");
   });
 }
 

@@ -532,7 +532,8 @@ FieldStatus parseFortranReal(std::string_view field, const FortranField& edit, d
     if (i < text.size() && (text[i] == '+' || text[i] == '-')) negativeExponent = text[i++] == '-';
     if (i == text.size()) return {ErrorCode::kParseError, "exponent without digits"};
     for (; i < text.size(); ++i) {
-      if (!isDecimalDigit(text[i])) return {ErrorCode::kParseError, "unexpected character in exponent"};
+      if (!isDecimalDigit(text[i]))
+        return {ErrorCode::kParseError, "unexpected character in exponent"};
       exponent = std::min<int64_t>(exponent * 10 + (text[i] - '0'), 1'000'000);
     }
     if (negativeExponent) exponent = -exponent;

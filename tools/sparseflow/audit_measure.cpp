@@ -16,9 +16,9 @@
 #include "sparseflow/convert.h"
 #include "sparseflow/dense_linear.h"
 #include "sparseflow/error.h"
-#include "sparseflow/quick_timing.h"
 #include "sparseflow/kernel.h"
 #include "sparseflow/nm_linear.h"
+#include "sparseflow/quick_timing.h"
 
 namespace sparseflow::tools {
 namespace {

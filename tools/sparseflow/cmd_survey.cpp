@@ -9,8 +9,8 @@
 #include "sparseflow/commands.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
-#include "sparseflow/quick_timing.h"
 #include "sparseflow/io.h"
+#include "sparseflow/quick_timing.h"
 
 namespace sparseflow::tools {
 namespace {
