@@ -108,25 +108,15 @@ m.sum_duplicates()
 sf.write({path!r}, sf.from_scipy(m, dtype="f32"))
 np.save({x!r}, rng.uniform(-1, 1, n).astype(np.float32))
 """
-SCIPY_SPMV = """
+# scipy's A @ x (x a vector or a matrix) with A read as users read it, in `dtype`.
+SCIPY_PRODUCT = """
 import time, statistics, numpy as np, sparseflow as sf
-a = sf.to_scipy(sf.read({path!r})).tocsr()
+a = sf.to_scipy(sf.read({path!r})).tocsr().astype(np.{dtype})
 x = np.load({x!r})
 a @ x
 samples = []
 for _ in range({repeat}):
     t = time.perf_counter(); a @ x; samples.append((time.perf_counter() - t) * 1e3)
-print(statistics.median(samples))
-"""
-
-SCIPY_SPMM_F64 = """
-import time, statistics, numpy as np, sparseflow as sf
-a = sf.to_scipy(sf.read({path!r})).tocsr().astype(np.float64)
-b = np.load({b!r})
-a @ b
-samples = []
-for _ in range({repeat}):
-    t = time.perf_counter(); a @ b; samples.append((time.perf_counter() - t) * 1e3)
 print(statistics.median(samples))
 """
 
@@ -261,8 +251,9 @@ def main():
                                           inputs, args.repeat))
                 generated.append(cli_median_ms(args.sparseflow, "y(i) = A(i,j) * x(j)", {"A": "csr"},
                                                inputs, args.repeat, ["--generated-only"]))
-                peer.append(python_ms(SCIPY_SPMV.format(path=spmv, x=f"{work}/xv.npy",
-                                                        repeat=args.repeat))[0])
+                peer.append(python_ms(SCIPY_PRODUCT.format(path=spmv, x=f"{work}/xv.npy",
+                                                           dtype="float32",
+                                                           repeat=args.repeat))[0])
             m = statistics.median(t for t, _ in ours)
             g = statistics.median(t for t, _ in generated)
             pm = statistics.median(peer)
@@ -314,8 +305,9 @@ def main():
                                               f64))
                     generated.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
                                                    args.repeat, f64 + ["--generated-only"]))
-                    peer.append(python_ms(SCIPY_SPMM_F64.format(path=dlmc, b=f"{work}/B64.npy",
-                                                                repeat=args.repeat))[0])
+                    peer.append(python_ms(SCIPY_PRODUCT.format(path=dlmc, x=f"{work}/B64.npy",
+                                                               dtype="float64",
+                                                               repeat=args.repeat))[0])
                 h = statistics.median(t for t, _ in hand)
                 g = statistics.median(t for t, _ in generated)
                 pm = statistics.median(peer)

@@ -394,5 +394,49 @@ TEST(Providers, CsrSpmmReadsAMisalignedBThroughAnAlignedCopy) {
   }
 }
 
+TEST(Providers, F64CsrSpmmReadsBAtEveryOffsetOnEveryTarget) {
+  // B in caller memory 0-7 doubles past a 64-byte boundary, read by few entries (no aligned
+  // copy): the f64 kernel's shifted-row path (rows straddling lines), with bias and relu in
+  // registers, against float64.
+  std::mt19937 rng(freshSeed());
+  const int64_t rows = 70, inner = 40, cols = 32;
+  const std::vector<double> a = randomValues({rows, inner}, "csr", rng);
+  const Tensor tA = fromDense({rows, inner}, a.data(), Format::parse("csr", 2), DType::kF64);
+  const std::vector<double> bias = randomValues({cols}, "dense", rng);
+  const Tensor tBias = fromDense({cols}, bias.data(), Format::parse("dense", 1), DType::kF64);
+  KernelOptions options;
+  options.formats = {{"A", "csr"}};
+  options.dtypes = {{"A", DType::kF64}, {"B", DType::kF64}, {"b", DType::kF64}, {"C", DType::kF64}};
+  const Kernel kernel = Kernel::compile("C(i,j) = relu(A(i,k) * B(k,j) + b(j))", options);
+  ASSERT_EQ(kernel.provider(), "csr_spmm") << kernel.describe();
+  std::vector<double> storage(static_cast<size_t>(inner * cols + 16));
+  double* base = storage.data();
+  while (reinterpret_cast<uintptr_t>(base) % 64 != 0) ++base;
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int64_t target : targetsToRun()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(std::string("target ") + hwy::TargetName(target));
+    for (int64_t offset = 0; offset < 8; ++offset) {
+      SCOPED_TRACE("offset " + std::to_string(offset));
+      double* b = base + offset;
+      for (int64_t e = 0; e < inner * cols; ++e) b[e] = u(rng);
+      const Tensor tB({inner, cols}, DType::kF64, Format::parse("dense", 2),
+                      std::vector<LevelStorage>(2), Buffer::view(DType::kF64, b, inner * cols));
+      const std::vector<double> got = toDense(kernel.run({{"A", &tA}, {"B", &tB}, {"b", &tBias}}));
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < cols; ++j) {
+          double want = bias[static_cast<size_t>(j)];
+          for (int64_t k = 0; k < inner; ++k)
+            want += a[static_cast<size_t>(i * inner + k)] * b[k * cols + j];
+          want = want < 0 ? 0 : want;
+          ASSERT_NEAR(got[static_cast<size_t>(i * cols + j)], want, 1e-12 * (1 + std::abs(want)))
+              << i << "," << j;
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 }  // namespace
 }  // namespace sparseflow
