@@ -8,6 +8,7 @@
 #include "expr/expr.h"
 #include "expr/implicit_reductions.h"
 #include "expr/lexer.h"
+#include "expr/row_functions.h"
 #include "expr/tree_walk.h"
 
 namespace sparseflow::expr {
@@ -59,6 +60,8 @@ class Checker {
   void checkTensor(const Use& use, const TensorInfo& info) const;
   void checkParams() const;
   void checkReductions() const;
+  void checkRowFunctions() const;
+  ExprPtr expandRowFunctionsOf(const ExprPtr& rhs, CheckedKernel& k) const;
   void inferExtents();
   void addExtents(const Use& use, const std::vector<int64_t>& shape);
 
@@ -68,6 +71,7 @@ class Checker {
   Use lhs_;
   std::vector<Use> uses_;                                       // rhs accesses in pre-order
   std::vector<int> reductions_;                                 // explicit Reduce nodes
+  std::vector<int> rowFunctions_;                               // softmax nodes
   std::vector<std::pair<std::string, SourceLocation>> params_;  // in pre-order
   std::map<std::string, ExtentSource> extents_;
   std::map<std::string, const Use*> firstUse_;  // of each rhs tensor
@@ -81,14 +85,15 @@ void Checker::collect() {
       uses_.push_back({a, e.location, static_cast<int>(id)});
     } else if (const auto* p = std::get_if<Param>(&e.node)) {
       params_.emplace_back(p->name, e.location);
-    } else if (std::holds_alternative<Reduce>(e.node)) {
-      reductions_.push_back(static_cast<int>(id));
+    } else if (const auto* r = std::get_if<Reduce>(&e.node)) {
+      (r->op == ReduceOp::kSoftmax ? rowFunctions_ : reductions_).push_back(static_cast<int>(id));
     }
   }
   // Bounding the names first keeps every later check small, however long the text.
   std::set<std::string> names(s_.lhs.indices.begin(), s_.lhs.indices.end());
   for (const Use& use : uses_) names.insert(use.access->indices.begin(), use.access->indices.end());
   for (const int node : reductions_) names.insert(reduceAt(node).index);
+  for (const int node : rowFunctions_) names.insert(reduceAt(node).index);
   if (names.size() > static_cast<size_t>(kMaxDepth)) {
     fail(s_.lhsLocation, "the statement uses " + std::to_string(names.size()) +
                              " distinct index names (the limit is " + std::to_string(kMaxDepth) +
@@ -209,8 +214,7 @@ void Checker::checkReductions() const {
     return indexLocation(s_.text, nodes_[node].expr->location, 0, reduceAt(node).index);
   };
   const auto named = [&](const Reduce& reduce) {
-    return quote(std::string(reduce.op == ReduceOp::kSum ? "sum" : "max") + "(" + reduce.index +
-                 ", ...)");
+    return quote(std::string(reduceOpName(reduce.op)) + "(" + reduce.index + ", ...)");
   };
   for (size_t r = 0; r < reductions_.size(); ++r) {
     const Reduce& reduce = reduceAt(reductions_[r]);
@@ -251,6 +255,46 @@ void Checker::checkReductions() const {
   }
 }
 
+void Checker::checkRowFunctions() const {
+  for (const int node : rowFunctions_) {
+    const Reduce& row = reduceAt(node);
+    const SourceLocation at = indexLocation(s_.text, nodes_[node].expr->location, 0, row.index);
+    const std::string named = quote(std::string(reduceOpName(row.op)) + "(" + row.index + ", ...)");
+    if (!listed(s_.lhs.indices, row.index)) {
+      fail(at, named + " normalizes over " + quote(row.index) +
+                   ", which is not an index of the output " + quote(s_.lhs.tensor) +
+                   " (the row it normalizes must be one the output keeps)");
+    }
+    const bool used = std::any_of(uses_.begin(), uses_.end(), [&](const Use& use) {
+      return listed(use.access->indices, row.index) && contains(nodes_, node, use.node);
+    });
+    if (!used) fail(at, named + " does not use " + quote(row.index) + " in its body");
+  }
+}
+
+/// The rhs with every softmax written out (row_functions.h); the copies' indices get the
+/// extents of the indices they copy.
+ExprPtr Checker::expandRowFunctionsOf(const ExprPtr& rhs, CheckedKernel& k) const {
+  if (rowFunctions_.empty()) return rhs;
+  constexpr size_t kMaxNodes = size_t{1} << 16;
+  if (expandedNodeCount(*rhs, kMaxNodes) > kMaxNodes) {
+    fail(nodes_[rowFunctions_.front()].expr->location,
+         "the right-hand side would have more than " + std::to_string(kMaxNodes) +
+             " nodes with its softmax written out (each copies its argument four times); nest "
+             "fewer of them");
+  }
+  std::set<std::string> taken(s_.lhs.indices.begin(), s_.lhs.indices.end());
+  taken.insert(s_.lhs.tensor);
+  for (const auto& [index, extent] : k.indexExtents) taken.insert(index);
+  for (const Use& use : uses_) taken.insert(use.access->tensor);
+  for (const auto& [name, at] : params_) taken.insert(name);
+  for (const int node : reductions_) taken.insert(reduceAt(node).index);
+  FreshIndexNames names(std::move(taken));
+  ExprPtr expanded = expandRowFunctions(rhs, names);
+  for (const auto& [copy, index] : names.origins()) k.indexExtents[copy] = k.indexExtents.at(index);
+  return expanded;
+}
+
 void Checker::addExtents(const Use& use, const std::vector<int64_t>& shape) {
   const auto& indices = use.access->indices;
   for (size_t d = 0; d < indices.size(); ++d) {
@@ -289,6 +333,7 @@ CheckedKernel Checker::run() {
   checkUses();
   checkBindings();
   checkReductions();
+  checkRowFunctions();
   inferExtents();
   checkParams();
 
@@ -342,7 +387,7 @@ CheckedKernel Checker::run() {
     sites[implicitReductionSite(nodes_, nodes)].push_back(index);
   }
   k.statement = s_;
-  k.statement.rhs = wrapImplicitReductions(s_.rhs, sites);
+  k.statement.rhs = expandRowFunctionsOf(wrapImplicitReductions(s_.rhs, sites), k);
   // Each implicit sum adds a level; the result must still print as text that parses.
   for (const FlatNode& node : flatten(k.statement.rhs, s_.text, 2 * kMaxDepth)) {
     if (node.depth > kMaxDepth) {

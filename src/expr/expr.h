@@ -24,8 +24,14 @@ struct SourceLocation {
 
 enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 
-/// Reductions: `sum(k, ...)` (also every implicit one) and `max(k, ...)`.
-enum class ReduceOp { kSum, kMax };
+/// Reductions: `sum(k, ...)` (also every implicit one) and `max(k, ...)`; and the row-wise
+/// `softmax(j, ...)`, which normalizes over an output index instead of reducing it: the parser
+/// and printer know it, `check` expands it into exp, max, sum and a division (row_functions.h),
+/// so no checked kernel holds one.
+enum class ReduceOp { kSum, kMax, kSoftmax };
+
+/// The written name: "sum", "max", "softmax".
+const char* reduceOpName(ReduceOp op);
 
 /// Element-wise functions: kNeg (unary minus) and one enumerator per line of
 /// support/elementwise_functions.h (kAbs, kSqrt, ..., kRelu, kSilu, kGelu = erf form, ...).
@@ -95,6 +101,11 @@ ExprPtr makeExpr(Node node, SourceLocation location = {}) {
 
 /// The same tree, ignoring source locations (the `implicit` flag of reductions counts).
 bool sameTree(const Expr& a, const Expr& b);
+/// The same tree up to a consistent renaming of indices (free and reduced alike, one to one),
+/// ignoring locations and the `implicit` flag: `sum(k, A(i,k)*B(k,j))` and `sum(m, A(i,m)*B(m,l))`.
+/// On success `renaming` maps each index of `a` to the one of `b` in its place.
+bool sameUpToIndexRenaming(const Expr& a, const Expr& b,
+                           std::map<std::string, std::string>* renaming);
 
 /// `lhs = rhs` or `lhs += rhs`.
 struct Statement {

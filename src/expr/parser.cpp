@@ -153,6 +153,7 @@ Parser::Parsed Parser::primary(int nesting) {
       }
       if (first.text == "sum") return reduction(first, ReduceOp::kSum, nesting);
       if (first.text == "max") return reduction(first, ReduceOp::kMax, nesting);
+      if (first.text == "softmax") return reduction(first, ReduceOp::kSoftmax, nesting);
       if (unaryFnFromName(first.text)) return call(first, nesting);
       advance();
       return {makeExpr(Access{name(first), indices(first, /*output=*/false)}, first.location), 1};
@@ -178,7 +179,8 @@ Parser::Parsed Parser::reduction(const Token& op, ReduceOp kind, int nesting) {
   enter(op, nesting + 1);
   advance();  // (
   if (current_.kind != TokenKind::kIdentifier) {
-    expected("the index that '" + name(op) + "' reduces over");
+    expected("the index that '" + name(op) + "' " +
+             (kind == ReduceOp::kSoftmax ? "normalizes" : "reduces") + " over");
   }
   std::string index = name(current_);
   advance();

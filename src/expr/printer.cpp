@@ -91,7 +91,7 @@ void print(std::ostream& out, const Expr& e) {
     out << opText(b->op);
     printAtLeast(out, b->rhs, own + 1);
   } else if (const auto* r = std::get_if<Reduce>(&e.node)) {
-    out << (r->op == ReduceOp::kSum ? "sum(" : "max(") << r->index << ", ";
+    out << reduceOpName(r->op) << '(' << r->index << ", ";
     printPtr(out, r->body);
     out << ')';
   }

@@ -1,5 +1,5 @@
 // The element-wise functions' names, properties and float64 values, from the one list in
-// support/elementwise_functions.h.
+// support/elementwise_functions.h; the reductions' names.
 #include <array>
 
 #include "expr/expr.h"
@@ -44,7 +44,16 @@ std::optional<UnaryFn> unaryFnFromName(std::string_view name) {
 std::string knownFunctionNames() {
   std::string names;
   for (const Callable& c : kCallable) names += std::string(c.name) + ", ";
-  return names + "sum, max";
+  return names + "sum, max, softmax";
+}
+
+const char* reduceOpName(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kMax: return "max";
+    case ReduceOp::kSoftmax: return "softmax";
+  }
+  return "?";
 }
 
 bool zeroPreserving(UnaryFn fn) {

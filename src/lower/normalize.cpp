@@ -2,6 +2,7 @@
 #include "lower/normalize.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "support/check.h"
@@ -79,6 +80,7 @@ class Normalizer {
  private:
   const expr::CheckedKernel& kernel_;
   int nextTemporary_ = 0;
+  std::vector<std::pair<ExprPtr, Temporary>> computed_;  ///< each temporary's reduction
 
   /// "sftmp<k>", skipping names the kernel's tensors have.
   std::string freshName() {
@@ -126,14 +128,32 @@ class Normalizer {
     return extract(e);
   }
 
+  /// A read of a temporary already computed for the same reduction up to index names (a
+  /// softmax's four copies of its argument, written out by check, compute it once), or null.
+  /// Reused only when the read keeps the temporary's first index, so the rows a fused loop keeps
+  /// per iteration (fuse_temporaries.cpp) stay the rows it reads.
+  ExprPtr reuse(const ExprPtr& e) const {
+    for (const auto& [definition, temp] : computed_) {
+      std::map<std::string, std::string> renaming;
+      if (!expr::sameUpToIndexRenaming(*definition, *e, &renaming)) continue;
+      std::vector<std::string> indices;
+      for (const std::string& index : temp.indices) indices.push_back(renaming.at(index));
+      if (!indices.empty() && indices.front() != temp.indices.front()) continue;
+      return make(expr::Access{temp.name, indices}, e->location);
+    }
+    return nullptr;
+  }
+
   /// Replaces every reduction inside `e` by a read of a temporary computed by its own passes.
   ExprPtr extract(const ExprPtr& e) {
     if (std::holds_alternative<expr::Reduce>(e->node)) {
+      if (ExprPtr read = reuse(e)) return read;
       std::set<std::string> bound;
       std::vector<std::string> indices;
       freeIndices(e, bound, indices);
       Temporary temp{freshName(), indices};
       result.temporaries.push_back(temp);
+      computed_.emplace_back(e, temp);
       addAssignment(temp.name, indices, e);
       return make(expr::Access{temp.name, indices}, e->location);
     }

@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "expr/row_functions.h"
+
 namespace sparseflow::pipeline {
 namespace {
 
@@ -28,6 +30,32 @@ std::optional<Activation> activationOf(expr::UnaryFn fn) {
   return std::nullopt;
 }
 
+/// X when `rhs` is softmax(j, X) written out (by check, or by hand the same way up to index
+/// names), with j in `index`; else null.
+expr::ExprPtr softmaxArgument(const expr::CheckedKernel& kernel, const expr::ExprPtr& rhs,
+                              std::string* index) {
+  // exp(X - max(...)) / sum(...)
+  const auto* div = std::get_if<expr::Binary>(&rhs->node);
+  if (div == nullptr || div->op != expr::BinaryOp::kDiv) return nullptr;
+  const auto* exp = std::get_if<expr::Unary>(&div->lhs->node);
+  if (exp == nullptr || exp->fn != expr::UnaryFn::kExp) return nullptr;
+  const auto* sub = std::get_if<expr::Binary>(&exp->operand->node);
+  if (sub == nullptr || sub->op != expr::BinaryOp::kSub) return nullptr;
+  const expr::ExprPtr& x = sub->lhs;
+  std::set<std::string> taken;
+  for (const auto& [name, extent] : kernel.indexExtents) taken.insert(name);
+  for (const auto& [name, info] : kernel.tensors) taken.insert(name);
+  taken.insert(kernel.params.begin(), kernel.params.end());
+  for (const std::string& j : kernel.freeIndices) {
+    expr::FreshIndexNames names(taken);
+    if (expr::sameUpToIndexRenaming(*expr::expandSoftmax(j, x, names), *rhs, nullptr)) {
+      *index = j;
+      return x;
+    }
+  }
+  return nullptr;
+}
+
 std::vector<std::string> without(std::vector<std::string> list, const std::string& name) {
   list.erase(std::remove(list.begin(), list.end(), name), list.end());
   return list;
@@ -44,6 +72,7 @@ std::string Contraction::toString() const {
   if (bias) product += " + " + accessText(*bias);
   if (activation != Activation::kNone)
     product = std::string(activationName(activation)) + "(" + product + ")";
+  if (softmaxOver) product = "softmax(" + *softmaxOver + ", " + product + ")";
   std::ostringstream text;
   text << accessText(out) << (accumulate ? " += " : " = ") << product << "  [";
   const ContractionOperand* all[] = {&lhs, &rhs, bias ? &*bias : nullptr, &out};
@@ -80,6 +109,11 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
   c.out = operand(s.lhs.tensor, s.lhs.indices);
   c.accumulate = s.accumulate;
   expr::ExprPtr e = s.rhs;
+  std::string over;
+  if (expr::ExprPtr x = softmaxArgument(kernel, e, &over)) {
+    c.softmaxOver = over;
+    e = x;
+  }
   if (const auto* u = std::get_if<expr::Unary>(&e->node)) {
     const auto activation = activationOf(u->fn);
     if (!activation) {
@@ -134,6 +168,8 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
   }
   if (c.bias && !outSet.count(c.bias->indices[0]))
     return decline("the bias '" + c.bias->name + "' is not indexed by an output index");
+  if (c.softmaxOver && c.accumulate)
+    return decline("a softmax with '+=' (the providers normalize the rows they store)");
   return c;
 }
 
@@ -150,6 +186,10 @@ std::optional<LinearLayout> asLinear(const Contraction& c, std::string* why) {
     }
     if (c.bias && c.bias->indices[0] != o) {
       if (why) *why = "the bias is not indexed by the output feature '" + o + "'";
+      return std::nullopt;
+    }
+    if (c.softmaxOver && *c.softmaxOver != o) {
+      if (why) *why = "the softmax is not over the output feature '" + o + "'";
       return std::nullopt;
     }
     return LinearLayout{x, w, batch, o};
@@ -184,6 +224,13 @@ std::optional<SpmmLayout> asSpmm(const Contraction& c, std::string* why) {
         if (why) *why = "the bias is indexed by neither the row nor the one column index";
         return std::nullopt;
       }
+    }
+    if (c.softmaxOver && layout.columns != std::vector<std::string>{*c.softmaxOver}) {
+      if (why) {
+        *why = "the softmax over '" + *c.softmaxOver +
+               "' is not over the one column index (a whole row of the output)";
+      }
+      return std::nullopt;
     }
     return layout;
   }

@@ -1,9 +1,10 @@
 // The canonical form providers inspect: a kernel recognized as one contraction of two factors over
 // one reduced index with an element-wise epilogue, `out(...) (+)= act(sum(k, F(...) * G(...)) +
-// bias(...))`, however it is spelled (either factor first, the bias on either side, GEMV as a
-// contraction with no batch index, `+=`, any dtype). Providers then ask for the layout they run:
-// the linear layer (`Y(n..., o) = X(n..., k) · W(o, k)`) or SpMM (`C(m, n...) = A(m, k) · B(k,
-// n...)`).
+// bias(...))`, optionally under a softmax over one output index (written `softmax(j, ...)` or
+// out by hand, the same tree up to index names), however it is spelled (either factor first, the
+// bias on either side, GEMV as a contraction with no batch index, `+=`, any dtype). Providers then
+// ask for the layout they run: the linear layer (`Y(n..., o) = X(n..., k) · W(o, k)`) or SpMM
+// (`C(m, n...) = A(m, k) · B(k, n...)`).
 #pragma once
 
 #include <optional>
@@ -32,6 +33,8 @@ struct Contraction {
   std::string reduced;                     ///< the summed index
   std::optional<ContractionOperand> bias;  ///< a rank-1 addend over one output index
   Activation activation = Activation::kNone;
+  /// The output index of a softmax over the whole epilogue (the row-wise epilogue), if any.
+  std::optional<std::string> softmaxOver;
   bool accumulate = false;  ///< `+=`
 
   /// `C(i,j) = relu(sum(k, A(i,k) * B(k,j)) + b(j))  [A csr f32, B dense f32, ...]`.
@@ -44,8 +47,7 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
                                                 std::string* why);
 
 /// The linear-layer layout: `out(n..., o) = epilogue(x(n..., k) · w(o, k)ᵀ)`; rows are the
-/// product of the batch indices' extents (none: a GEMV, one row). `biasOverOut` when the bias is
-/// indexed by o.
+/// product of the batch indices' extents (none: a GEMV, one row). A softmax must be over o.
 struct LinearLayout {
   const ContractionOperand* x = nullptr;
   const ContractionOperand* w = nullptr;
@@ -55,7 +57,8 @@ struct LinearLayout {
 std::optional<LinearLayout> asLinear(const Contraction& c, std::string* why);
 
 /// The SpMM layout: `out(m, n...) = epilogue(a(m, k) · b(k, n...))`; columns are the product of
-/// n...'s extents (none: SpMV). The bias is indexed by m (per row) or by the one column index.
+/// n...'s extents (none: SpMV). The bias is indexed by m (per row) or by the one column index;
+/// a softmax must be over the one column index (a row of the output is then all it normalizes).
 struct SpmmLayout {
   const ContractionOperand* a = nullptr;
   const ContractionOperand* b = nullptr;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "expr/expr.h"
@@ -63,6 +65,12 @@ class Evaluator {
       }
     }
     if (const auto* r = std::get_if<expr::Reduce>(&e.node)) {
+      // A reduction's value depends only on its free indices: computed once for each of their
+      // values (a written-out softmax nests a row's max inside every element's sum).
+      std::vector<int64_t> key;
+      for (const std::string& index : freeOf(e)) key.push_back(env_.at(index));
+      auto& memo = memo_[&e];
+      if (const auto hit = memo.find(key); hit != memo.end()) return hit->second;
       const int64_t n = kernel_.indexExtents.at(r->index);
       const bool max = r->op == expr::ReduceOp::kMax;
       double acc = max ? -std::numeric_limits<double>::infinity() : 0.0;
@@ -75,7 +83,7 @@ class Evaluator {
         structural = structural && x.structural;
       }
       env_.erase(r->index);
-      return {acc, structural && n > 0};
+      return memo[key] = {acc, structural && n > 0};
     }
     throw std::logic_error("reference: unknown node");
   }
@@ -99,6 +107,34 @@ class Evaluator {
   const std::map<std::string, double>& params_;
   const ReferenceOptions& options_;
   std::map<std::string, int64_t> env_;
+  std::map<const expr::Expr*, std::map<std::vector<int64_t>, Term>> memo_;
+  std::map<const expr::Expr*, std::vector<std::string>> free_;
+
+  /// The indices `e` reads and does not reduce itself, sorted.
+  const std::vector<std::string>& freeOf(const expr::Expr& e) {
+    auto [it, added] = free_.emplace(&e, std::vector<std::string>{});
+    if (!added) return it->second;
+    std::set<std::string> used, reduced;
+    collectIndices(e, used, reduced);
+    for (const std::string& index : used) {
+      if (!reduced.count(index)) it->second.push_back(index);
+    }
+    return it->second;
+  }
+  static void collectIndices(const expr::Expr& e, std::set<std::string>& used,
+                             std::set<std::string>& reduced) {
+    if (const auto* a = std::get_if<expr::Access>(&e.node)) {
+      used.insert(a->indices.begin(), a->indices.end());
+    } else if (const auto* u = std::get_if<expr::Unary>(&e.node)) {
+      collectIndices(*u->operand, used, reduced);
+    } else if (const auto* b = std::get_if<expr::Binary>(&e.node)) {
+      collectIndices(*b->lhs, used, reduced);
+      collectIndices(*b->rhs, used, reduced);
+    } else if (const auto* r = std::get_if<expr::Reduce>(&e.node)) {
+      reduced.insert(r->index);
+      collectIndices(*r->body, used, reduced);
+    }
+  }
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 // on random inputs drawn fresh each run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -93,6 +94,14 @@ std::vector<FusionCase> fusionCases() {
        true},
       {"MaxOfRow", "y(i) = max(j, sum(k, A(i,k) * B(k,j)))", {{"A", "csr"}}, true},
       {"Softmax", "C(i,j) = exp(A(i,j)) / sum(k, exp(A(i,k)))", {}, true},
+      // softmax(j, ...) written out holds the product four times: computed once (one temporary
+      // row), its max and sum, all in the one loop over i.
+      {"SoftmaxOfSpmm", "C(i,j) = softmax(j, relu(A(i,k) * B(k,j) + b(j)))", {{"A", "csr"}}, true},
+      {"SoftmaxOfSpmmF64",
+       "C(i,j) = softmax(j, A(i,k) * B(k,j))",
+       {{"A", "csr"}},
+       true,
+       {{"A", DType::kF64}, {"B", DType::kF64}, {"C", DType::kF64}}},
       {"RowOfTwoIndices",
        "C(i,j) = sum(l, exp(sum(k, A(i,k) * B(k,j) * D(k,l))))",
        {{"A", "csr"}},
@@ -278,6 +287,14 @@ TEST(DefaultTransforms, RealMatricesThroughEveryTransformMatchFloat64) {
     std::vector<double> epilogue = plain;
     for (size_t e = 0; e < epilogue.size(); ++e)
       epilogue[e] = std::max(0.0, epilogue[e] + bias.values[e % kCols]);
+    std::vector<double> softmax = epilogue;  // over each row of the epilogue
+    for (int64_t i = 0; i < rows; ++i) {
+      double* row = softmax.data() + i * kCols;
+      const double m = *std::max_element(row, row + kCols);
+      double sum = 0.0;
+      for (int64_t j = 0; j < kCols; ++j) sum += row[j] = std::exp(row[j] - m);
+      for (int64_t j = 0; j < kCols; ++j) row[j] /= sum;
+    }
     const std::vector<double> fusedMM = product([&](int64_t i, int64_t k) {
       double s = 0.0;
       for (int64_t l = 0; l < kL; ++l) s += at(x, i, l) * at(y, k, l);
@@ -299,6 +316,10 @@ TEST(DefaultTransforms, RealMatricesThroughEveryTransformMatchFloat64) {
          {{"A", aRef}, {"B", b}, {"b", bias}},
          epilogue},
         {"C(i,j) = A(i,k) * B(k,j)", "summed in a per-thread row", {{"A", aRef}, {"B", b}}, plain},
+        {"C(i,j) = softmax(j, relu(A(i,k) * B(k,j) + b(j)))",
+         "per-thread workspace",
+         {{"A", aRef}, {"B", b}, {"b", bias}},
+         softmax},
         {"C(i,j) = sum(k, A(i,k) * sum(l, X(i,l) * Y(k,l)) * B(k,j))",
          "invariant in v_j",
          {{"A", aRef}, {"X", x}, {"Y", y}, {"B", b}},
@@ -315,6 +336,15 @@ TEST(DefaultTransforms, RealMatricesThroughEveryTransformMatchFloat64) {
       for (double v : run.expected) scale = std::max(scale, std::fabs(v));
       EXPECT_EQ(testing::countMismatches(got, run.expected, 1e-5 * scale), 0);
     }
+    // The softmax also through its provider (fused into the hand-tuned CSR SpMM's store).
+    KernelOptions handTuned = options;
+    handTuned.handTuned = true;
+    const Kernel kernel =
+        Kernel::compile("C(i,j) = softmax(j, relu(A(i,k) * B(k,j) + b(j)))", handTuned);
+    EXPECT_EQ(kernel.provider(), "csr_spmm") << kernel.describe();
+    const testing::KernelInputs in =
+        testing::inputsFromValues({{"A", aRef}, {"B", b}, {"b", bias}}, formats);
+    EXPECT_EQ(testing::countMismatches(toDense(kernel.run(in.pointers())), softmax, 1e-5), 0);
   }
 }
 

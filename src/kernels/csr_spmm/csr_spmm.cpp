@@ -17,6 +17,8 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/activations-inl.h"
+#include "kernels/softmax-inl.h"
+#include "support/check.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
@@ -243,7 +245,7 @@ T rowDot(const CsrSpmmArgsT<T>& a, int64_t i) {
 /// products get it while they are in L1 (a per-column bias has one value for every row).
 template <typename T>
 void column(const CsrSpmmArgsT<T>& a, int threads, int64_t chunk) {
-  if (!hasEpilogue(a)) {
+  if (!hasEpilogue(a) && !a.softmax) {
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
     for (int64_t i = 0; i < a.rows; ++i) a.c[i] = (a.overwrite ? T(0) : a.c[i]) + rowDot(a, i);
     return;
@@ -266,13 +268,24 @@ void column(const CsrSpmmArgsT<T>& a, int threads, int64_t chunk) {
     } else {
       applyEpilogueWith(a.activation, product, nullptr, count, inf);
     }
+    if (a.softmax) {  // each row is one element long
+      for (int64_t t = 0; t < count; ++t) softmaxSpan(product + t, 1);
+    }
     for (int64_t t = 0; t < count; ++t)
       a.c[i0 + t] = (a.overwrite ? T(0) : a.c[i0 + t]) + product[t];
   }
 }
 
+/// After row i's last panel is stored: the row-wise epilogue over the whole row, while the row
+/// is in cache.
+template <typename T>
+HWY_INLINE void finishRow(const CsrSpmmArgsT<T>& a, int64_t i, bool lastPanel) {
+  if (a.softmax && lastPanel) softmaxSpan(a.c + i * a.cols, a.cols);
+}
+
 template <typename T, class D, int V>
-void panel(const CsrSpmmArgsT<T>& a, int64_t j0, int64_t tail, int threads, int64_t chunk) {
+void panel(const CsrSpmmArgsT<T>& a, int64_t j0, int64_t tail, bool last, int threads,
+           int64_t chunk) {
   const InfinityValues inf =
       std::is_same_v<T, float> ? infinityValues(a.activation) : InfinityValues{};
   const int64_t bBytes = a.inner * a.cols * static_cast<int64_t>(sizeof(T));
@@ -290,6 +303,7 @@ void panel(const CsrSpmmArgsT<T>& a, int64_t j0, int64_t tail, int threads, int6
         } else {
           shiftedRow<T, V, false>(a, i, j0, shift);
         }
+        finishRow(a, i, last);
       }
       return;
     }
@@ -298,11 +312,17 @@ void panel(const CsrSpmmArgsT<T>& a, int64_t j0, int64_t tail, int threads, int6
   // and the prefetches would take load slots from B's loads.
   if (a.inner == 0 || bBytes > kPrefetchAboveBytes) {
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
-    for (int64_t i = 0; i < a.rows; ++i) panelRow<T, D, V, true>(a, inf, i, j0, tail);
+    for (int64_t i = 0; i < a.rows; ++i) {
+      panelRow<T, D, V, true>(a, inf, i, j0, tail);
+      finishRow(a, i, last);
+    }
     return;
   }
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
-  for (int64_t i = 0; i < a.rows; ++i) panelRow<T, D, V, false>(a, inf, i, j0, tail);
+  for (int64_t i = 0; i < a.rows; ++i) {
+    panelRow<T, D, V, false>(a, inf, i, j0, tail);
+    finishRow(a, i, last);
+  }
 }
 
 template <typename T>
@@ -318,34 +338,36 @@ void csrSpmmOf(const CsrSpmmArgsT<T>& a) {
   const int64_t work = static_cast<int64_t>(a.pos[a.rows]) * a.cols;
   const int threads = work < 32768 ? 1 : (a.threads > 0 ? a.threads : omp_get_max_threads());
   const int64_t chunk = std::max<int64_t>(16, a.rows / (32 * std::max(threads, 1)));
+  SF_ICHECK(!a.softmax || a.overwrite) << "the CSR SpMM's softmax needs overwrite (C = ...)";
   if (a.cols == 1) return column(a, threads, chunk);
   for (int64_t j0 = 0; j0 < a.cols; j0 += width) {
     const int64_t columns = std::min(width, a.cols - j0);
+    const bool last = j0 + columns == a.cols;
     const int64_t full = columns / lanes, tail = columns % lanes;
     const int64_t narrowLanes = static_cast<int64_t>(hn::Lanes(DN()));
     if (full == 0 && columns >= 2 && columns < narrowLanes) {
-      panel<T, DP, 1>(a, j0, columns - 2, threads, chunk);
+      panel<T, DP, 1>(a, j0, columns - 2, last, threads, chunk);
       continue;
     }
     if (full == 0 && lanes > narrowLanes && columns >= narrowLanes) {
       // 4 to lanes - 1 columns: up to three 4-lane vectors, the rest scalar.
       const int64_t narrowTail = columns % narrowLanes;
       switch (columns / narrowLanes) {
-        case 1: panel<T, DN, 1>(a, j0, narrowTail, threads, chunk); continue;
-        case 2: panel<T, DN, 2>(a, j0, narrowTail, threads, chunk); continue;
-        default: panel<T, DN, 3>(a, j0, narrowTail, threads, chunk); continue;
+        case 1: panel<T, DN, 1>(a, j0, narrowTail, last, threads, chunk); continue;
+        case 2: panel<T, DN, 2>(a, j0, narrowTail, last, threads, chunk); continue;
+        default: panel<T, DN, 3>(a, j0, narrowTail, last, threads, chunk); continue;
       }
     }
     switch (full) {
-      case 8: panel<T, DFull, 8>(a, j0, tail, threads, chunk); break;
-      case 7: panel<T, DFull, 7>(a, j0, tail, threads, chunk); break;
-      case 6: panel<T, DFull, 6>(a, j0, tail, threads, chunk); break;
-      case 5: panel<T, DFull, 5>(a, j0, tail, threads, chunk); break;
-      case 4: panel<T, DFull, 4>(a, j0, tail, threads, chunk); break;
-      case 3: panel<T, DFull, 3>(a, j0, tail, threads, chunk); break;
-      case 2: panel<T, DFull, 2>(a, j0, tail, threads, chunk); break;
-      case 1: panel<T, DFull, 1>(a, j0, tail, threads, chunk); break;
-      default: panel<T, DFull, 0>(a, j0, tail, threads, chunk); break;
+      case 8: panel<T, DFull, 8>(a, j0, tail, last, threads, chunk); break;
+      case 7: panel<T, DFull, 7>(a, j0, tail, last, threads, chunk); break;
+      case 6: panel<T, DFull, 6>(a, j0, tail, last, threads, chunk); break;
+      case 5: panel<T, DFull, 5>(a, j0, tail, last, threads, chunk); break;
+      case 4: panel<T, DFull, 4>(a, j0, tail, last, threads, chunk); break;
+      case 3: panel<T, DFull, 3>(a, j0, tail, last, threads, chunk); break;
+      case 2: panel<T, DFull, 2>(a, j0, tail, last, threads, chunk); break;
+      case 1: panel<T, DFull, 1>(a, j0, tail, last, threads, chunk); break;
+      default: panel<T, DFull, 0>(a, j0, tail, last, threads, chunk); break;
     }
   }
 }

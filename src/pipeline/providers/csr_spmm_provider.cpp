@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/csr_spmm/csr_spmm.h"
+#include "kernels/epilogue_apply.h"
 #include "pipeline/provider.h"
 #include "pipeline/providers/contraction_binding.h"
 #include "pipeline/providers/provider_checks.h"
@@ -73,6 +74,11 @@ class CsrSpmmExecutable final : public Executable {
     if (c.bias || c.activation != Activation::kNone) {
       text += "; epilogue " + epilogueText(c) + " fused into the store";
     }
+    if (c.softmaxOver) {
+      text += linear_ ? "; then the softmax over " + *c.softmaxOver + " on each output row"
+                      : "; the softmax over " + *c.softmaxOver +
+                            " on each row after its last panel, while it is in cache";
+    }
     return text + "\n";
   }
 
@@ -105,6 +111,7 @@ class CsrSpmmExecutable final : public Executable {
     args.activation = c.activation;
     args.bias = c.bias ? static_cast<const T*>(bound[c.bias->name].values().data()) : nullptr;
     args.biasPerRow = biasPerRow_;
+    args.softmax = c.softmaxOver.has_value() && !linear_;  // never with += (contraction.cpp)
     const auto* b = static_cast<const T*>(bound[dense_].values().data());
     auto* out = static_cast<T*>(output.mutableValues().data());
     const int64_t cols = bound.product(columns_);
@@ -126,6 +133,8 @@ class CsrSpmmExecutable final : public Executable {
       args.b = b;
       args.c = out;
       kernels::csrSpmm(args);
+      // The linear layer at batch 1: the output is one row, W's column of products.
+      if (linear_ && c.softmaxOver) kernels::softmaxRows(out, 1, args.rows, args.threads);
       return;
     }
     // The linear layer: Xᵀ (inner × batch) in, (W · Xᵀ) (out × batch) out, stored into Y.
@@ -143,6 +152,7 @@ class CsrSpmmExecutable final : public Executable {
         out[row * rows + o] = overwrite ? v : out[row * rows + o] + v;
       }
     }
+    if (c.softmaxOver) kernels::softmaxRows(out, batch, rows, args.threads);
   }
 
   ContractionBinding binding_;

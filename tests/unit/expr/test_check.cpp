@@ -200,6 +200,60 @@ TEST(Check, ExplicitReductions) {
             "unknown");
 }
 
+TEST(Check, SoftmaxIsWrittenOutWithMaxSumAndExp) {
+  const Tensors spmm = {{"A", t({4, 3})}, {"B", t({3, 6})}, {"b", t({6})}};
+  const CheckedKernel k = checked("C(i,j) = softmax(j, A(i,k) * B(k,j) + b(j))", spmm);
+  // The implicit sum stays inside the softmax; every copy gets fresh names for j and k.
+  EXPECT_EQ(toString(k.statement),
+            "C(i,j) = exp(sum(k, A(i,k) * B(k,j)) + b(j) - max(j_1, sum(k_1, A(i,k_1) * "
+            "B(k_1,j_1)) + b(j_1))) / sum(j_2, exp(sum(k_2, A(i,k_2) * B(k_2,j_2)) + b(j_2) - "
+            "max(j_3, sum(k_3, A(i,k_3) * B(k_3,j_3)) + b(j_3))))");
+  for (const char* copy : {"j_1", "j_2", "j_3"}) EXPECT_EQ(k.indexExtents.at(copy), 6) << copy;
+  for (const char* copy : {"k_1", "k_2", "k_3"}) EXPECT_EQ(k.indexExtents.at(copy), 3) << copy;
+  EXPECT_EQ(k.tensors.at("C").shape, (std::vector<int64_t>{4, 6}));
+  // The written-out form checks again to itself, and a hand-written one is the same tree up to
+  // the names of its indices.
+  const CheckedKernel again = check(parse(toString(k.statement)), spmm);
+  EXPECT_EQ(toString(again.statement), toString(k.statement));
+  EXPECT_TRUE(sameUpToIndexRenaming(*again.statement.rhs, *k.statement.rhs, nullptr));
+  const CheckedKernel byHand = checked(
+      "C(i,j) = exp(A(i,k) * B(k,j) + b(j) - max(l, A(i,m) * B(m,l) + b(l))) / "
+      "sum(n, exp(A(i,p) * B(p,n) + b(n) - max(q, A(i,r) * B(r,q) + b(q))))",
+      spmm);
+  std::map<std::string, std::string> renaming;
+  EXPECT_TRUE(sameUpToIndexRenaming(*k.statement.rhs, *byHand.statement.rhs, &renaming));
+  EXPECT_EQ(renaming.at("j_1"), "l");
+  EXPECT_EQ(renaming.at("k_3"), "r");
+  EXPECT_EQ(renaming.at("i"), "i");
+  // Not the same up to renaming: another tensor, or two indices merged into one.
+  const CheckedKernel other = checked("C(i,j) = softmax(j, A(i,k) * B(k,j) - b(j))", spmm);
+  EXPECT_FALSE(sameUpToIndexRenaming(*k.statement.rhs, *other.statement.rhs, nullptr));
+  EXPECT_FALSE(sameUpToIndexRenaming(*parse("y(i) = A(i,j) * B(j,k)").rhs,
+                                     *parse("y(i) = A(i,j) * B(j,j)").rhs, nullptr));
+
+  // Names already taken are skipped; nested softmaxes expand inside out.
+  const CheckedKernel taken =
+      checked("C(i,j) = softmax(j, A(i,j_1) * B(j_1,j))", {{"A", t({4, 3})}, {"B", t({3, 6})}});
+  EXPECT_EQ(taken.indexExtents.at("j_2"), 6);
+  EXPECT_EQ(taken.indexExtents.at("j_1_1"), 3);
+  const CheckedKernel nested =
+      checked("C(i,j) = softmax(j, softmax(j, B(i,j)))", {{"B", t({3, 6})}});
+  EXPECT_EQ(nested.indexExtents.size(), 2u + 3u + 3u * 4u);
+
+  EXPECT_EQ(checkError("y(i) = softmax(j, A(i,j))", {{"A", t({4, 4})}}),
+            "line 1, column 16: 'softmax(j, ...)' normalizes over 'j', which is not an index of "
+            "the output 'y' (the row it normalizes must be one the output keeps)");
+  EXPECT_EQ(
+      checkError("C(i,j) = softmax(j, A(i,i2)) * B(i2,j)", {{"A", t({4, 4})}, {"B", t({4, 4})}}),
+      "line 1, column 18: 'softmax(j, ...)' does not use 'j' in its body");
+  // Nested too deep to write out: refused before anything is built.
+  std::string deep = "B(i,j)";
+  for (int n = 0; n < 9; ++n) deep = "softmax(j, " + deep + ")";
+  EXPECT_NE(
+      checkError("C(i,j) = " + deep, {{"B", t({3, 6})}}).find("nodes with its softmax written out"),
+      std::string::npos);
+}
+
 TEST(Check, OutputRules) {
   const Tensors xy = {{"x", t({4})}, {"y", t({4})}, {"A", t({4, 4})}};
   EXPECT_EQ(checkError("y(i) = y(i) * 2", xy),

@@ -171,9 +171,13 @@ TEST(Parse, ErrorsPointAtTheLineAndColumn) {
       {"y = x()",
        "line 1, column 3: expected '(' after the output 'y' (a scalar output is "
        "written 'y()'), found '='"},
-      {"y(i) = softmax(x(i))",
-       "line 1, column 8: unknown function 'softmax' (known: abs, sqrt, exp, log, relu, silu, "
-       "gelu, gelu_tanh, sigmoid, tanh, sum, max)"},
+      {"y(i) = softplus(x(i))",
+       "line 1, column 8: unknown function 'softplus' (known: abs, sqrt, exp, log, relu, silu, "
+       "gelu, gelu_tanh, sigmoid, tanh, sum, max, softmax)"},
+      {"y(i) = softmax(x(i))",  // softmax names the index it normalizes over first
+       "line 1, column 17: expected ',' after the index of 'softmax(x, ...)', found '('"},
+      {"y(i) = softmax(2, x(i))",
+       "line 1, column 16: expected the index that 'softmax' normalizes over, found '2'"},
       {"y(i) = foo(2 * x(i))", "line 1, column 8: unknown function 'foo' (known: abs,"},
       {"y(i) = 2(i)",  // a number as a tensor name
        "line 1, column 9: expected an operator or the end of the statement, found '('"},

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "hwy/targets.h"
@@ -110,6 +111,86 @@ TEST(Epilogue, SimdActivationsFollowTorchAtNanAndInfOnEveryTarget) {
           } else {
             EXPECT_NEAR(y[i], expect, 2e-6 * std::max(1.0, std::abs(expect))) << "x = " << in;
           }
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+}  // namespace
+}  // namespace sparseflow
+
+namespace sparseflow {
+namespace {
+
+/// softmax in float64 by the formula the kernel language writes out: exp(x - max) / sum, where
+/// the max is NaN when any element is NaN.
+std::vector<double> softmaxReference(const std::vector<double>& x) {
+  double m = -INFINITY;
+  bool nan = false;
+  for (double v : x) {
+    nan = nan || std::isnan(v);
+    m = v > m ? v : m;
+  }
+  if (nan) m = NAN;
+  std::vector<double> e(x.size());
+  double sum = 0;
+  for (size_t t = 0; t < x.size(); ++t) sum += e[t] = std::exp(x[t] - m);
+  for (double& v : e) v /= sum;
+  return e;
+}
+
+TEST(Epilogue, SoftmaxRowsMatchTheFormulaOnEveryTarget) {
+  // Rows of every length around the vector widths, values far apart (no exp overflows: the max
+  // is subtracted first), and rows with NaN, ±inf and all -inf, as torch.softmax gives them.
+  std::mt19937 rng(static_cast<uint32_t>(std::random_device{}()));
+  std::uniform_real_distribution<double> u(-30, 30);
+  std::vector<std::vector<double>> rows;
+  for (int64_t n = 1; n <= 70; ++n) {
+    std::vector<double> row(static_cast<size_t>(n));
+    for (double& v : row) v = static_cast<float>(u(rng));
+    rows.push_back(row);
+  }
+  rows.push_back({1000, 999, -1000, 3});
+  rows.push_back(std::vector<double>(40, 88.5));
+  const double inf = HUGE_VAL;
+  for (const std::vector<double>& special :
+       {std::vector<double>{1, NAN, 2},
+        {inf, 1, 2},
+        {-inf, 1, 2},
+        {-inf, -inf, -inf},
+        {inf, inf},
+        {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0}}) {
+    rows.push_back(special);
+  }
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (const std::vector<double>& row : rows) {
+      SCOPED_TRACE("row of " + std::to_string(row.size()));
+      const std::vector<double> want = softmaxReference(row);
+      std::vector<float> f(row.begin(), row.end());
+      std::vector<double> d = row;
+      // Three copies of the row: the rows after the first start unaligned.
+      std::vector<float> three;
+      for (int r = 0; r < 3; ++r) three.insert(three.end(), f.begin(), f.end());
+      kernels::softmaxRows(three.data(), 3, static_cast<int64_t>(row.size()));
+      kernels::softmaxRows(d.data(), 1, static_cast<int64_t>(row.size()));
+      for (size_t t = 0; t < row.size(); ++t) {
+        for (int r = 0; r < 3; ++r) {
+          const float got = three[r * row.size() + t];
+          if (std::isnan(want[t])) {
+            EXPECT_TRUE(std::isnan(got)) << "element " << t;
+          } else {
+            // f32's rounding of x - max (up to 60 here) is relative 6e-8 of it in the exponent.
+            EXPECT_NEAR(got, want[t], 1e-5 * want[t] + 1e-30) << "element " << t;
+          }
+        }
+        if (std::isnan(want[t])) {
+          EXPECT_TRUE(std::isnan(d[t])) << "f64 element " << t;
+        } else {
+          EXPECT_NEAR(d[t], want[t], 1e-15) << "f64 element " << t;
         }
       }
     }

@@ -228,6 +228,52 @@ TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+TEST(Providers, ASoftmaxOverTheRowIsTakenByEveryProviderOnEveryTarget) {
+  // The row-wise epilogue: softmax over the output's row index after the element-wise epilogue,
+  // written `softmax(j, ...)` or out by hand; fused into the CSR SpMM's store, after the linear
+  // layers' kernels; whatever no provider takes runs as generated code, against float64.
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const std::map<std::string, std::string> csrA{{"A", "csr"}}, nmW{{"W", "2:4"}},
+      csrW{{"W", "csr"}};
+  std::vector<Case> cases;
+  for (const std::string act : {"", "relu", "gelu"}) {
+    for (const std::string bias : {"", " + b(j)", " + r(i)"}) {
+      const std::string inner = "A(i,k) * B(k,j)" + bias;
+      const std::string arg = act.empty() ? inner : act + "(" + inner + ")";
+      cases.push_back({"C(i,j) = softmax(j, " + arg + ")", csrA, "csr_spmm"});
+      cases.push_back({"C(i,j) = softmax(j, " + arg + ")", csrA, "csr_spmm", DType::kF64});
+    }
+  }
+  cases.push_back(
+      {"C(i,j) = exp(A(i,k) * B(k,j) - max(l, A(i,m) * B(m,l))) / "
+       "sum(n, exp(A(i,p) * B(p,n) - max(q, A(i,t) * B(t,q))))",
+       csrA, "csr_spmm"});
+  cases.push_back({"Y(n,o) = softmax(o, X(n,i) * W(o,i) + b(o))", csrW, "csr_spmm"});
+  cases.push_back({"y(o) = softmax(o, silu(W(o,i) * x(i)))", csrW, "csr_spmm"});
+  cases.push_back({"Y(n,o) = softmax(o, X(n,i) * W(o,i) + b(o))", nmW, "nm_linear"});
+  cases.push_back({"y(o) = softmax(o, relu(W(o,i) * x(i) + b(o)))", nmW, "nm_linear"});
+  cases.push_back({"Y(n,o) = softmax(o, gelu(X(n,i) * W(o,i)))", {}, "dense_linear"});
+  cases.push_back({"C(i,j) = softmax(j, A(i,k) * B(k,j))", {}, "dense_linear"});
+  // Over the rows' index, with +=, around a function no provider fuses: generated code.
+  cases.push_back({"C(i,j) = softmax(i, A(i,k) * B(k,j))", csrA, "generated"});
+  cases.push_back({"C(i,j) += softmax(j, A(i,k) * B(k,j))", csrA, "generated"});
+  cases.push_back({"C(i,j) = softmax(j, exp(A(i,k) * B(k,j)))", csrA, "generated"});
+  cases.push_back({"Y(n,o) = softmax(n, X(n,i) * W(o,i))", nmW, "generated"});
+  for (int64_t target : targetsToRun()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(std::string("target ") + hwy::TargetName(target));
+    for (const Case& c : cases) checkCase(c, rng);
+    // One column, and rows wider than a register panel (the softmax after the last one).
+    for (int64_t j : {int64_t{1}, int64_t{129}, int64_t{300}}) {
+      checkCase({"C(i,j) = softmax(j, relu(A(i,k) * B(k,j) + b(j)))", csrA, "csr_spmm"}, rng,
+                {{"j", j}, {"i", 50}, {"k", 60}});
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 TEST(Providers, WideAndNarrowShapesAndBatchOne) {
   std::mt19937 rng(freshSeed());
   // Columns around the CSR panel widths, a batch of one through the linear layouts.
