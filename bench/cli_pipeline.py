@@ -21,6 +21,9 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
 - SpMV `y(i) = A(i,j) * x(j)` on a random 100000 x 100000 matrix with 10^7 entries (A csr f32):
   the csr_spmm provider against the same kernel as generated code and scipy's A @ x (target:
   >= 70% of the measured read bandwidth);
+- softmax epilogue: `C(i,j) = softmax(j, A(i,k) * B(k,j) + b(j))` (the row-wise epilogue fused into
+  the CSR SpMM after each row's last panel) against the plain SpMM, the same kernel as generated
+  code, and torch's `softmax(A @ B + b, 1)` (CSR tensor, per call), 64 columns, every matrix;
 - f64 SpMM: `C(i,j) = A(i,k) * B(k,j)` with A, B, C f64 on the DLMC weight at 16 and 64 columns: the
   csr_spmm provider's f64 kernel against the same kernel as generated code and scipy's A @ B.
 Each CLI case runs --rounds times interleaved with its peer; rows hold the medians. Rows go to
@@ -120,6 +123,23 @@ for _ in range({repeat}):
 print(statistics.median(samples))
 """
 
+TORCH_SOFTMAX = """
+import time, statistics, numpy as np, torch, sparseflow as sf
+torch.set_num_threads(len(__import__("os").sched_getaffinity(0)))
+a = sf.to_scipy(sf.read({path!r})).tocsr().astype(np.float32)
+ta = torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
+                             torch.from_numpy(a.indices.astype(np.int64)),
+                             torch.from_numpy(a.data), size=a.shape)
+b, bias = torch.from_numpy(np.load({b!r})), torch.from_numpy(np.load({bias!r}))
+def run():
+    return torch.softmax(ta @ b + bias, 1)
+run()
+samples = []
+for _ in range({repeat}):
+    t = time.perf_counter(); run(); samples.append((time.perf_counter() - t) * 1e3)
+print(statistics.median(samples))
+"""
+
 TORCH_FUSEDMM = """
 import time, statistics, numpy as np, torch, sparseflow as sf
 torch.set_num_threads(len(__import__("os").sched_getaffinity(0)))
@@ -175,8 +195,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--only", nargs="*", default=[],
-                        help="row groups to run (cli_fused_spmm, cli_spmv, cli_generated_spmm, "
-                             "cli_spmm_f64, cli_fusedmm, cli_gemv_2to4); default all")
+                        help="row groups to run (cli_fused_spmm, cli_softmax_spmm, cli_spmv, "
+                             "cli_generated_spmm, cli_spmm_f64, cli_fusedmm, cli_gemv_2to4); "
+                             "default all")
     args = parser.parse_args()
     want = lambda group: not args.only or group in args.only
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
@@ -239,6 +260,38 @@ def main():
                                floor, basis, f"out= {into / f:.2f}x the CLI's (target <= 1.10); a new "
                                f"output per call {fresh:.3g} ms = {fresh / f:.2f}x",
                                f"kernel(A=a, B=b, b=bias, out=c), kernel = sf.compile('{fused_k}', formats={{'A': 'csr'}})"))
+        # --- the softmax epilogue against the plain SpMM, generated code and torch
+        if want("cli_softmax_spmm"):
+            for label, path in MATRICES:
+                a = sf.read(path)
+                rows, inner = a.shape
+                np.save(f"{work}/Bs.npy", rng.uniform(-1, 1, (inner, 64)).astype(np.float32))
+                np.save(f"{work}/bs.npy", rng.uniform(-1, 1, 64).astype(np.float32))
+                inputs = {"A": path, "B": f"{work}/Bs.npy"}
+                plain_k = "C(i,j) = A(i,k) * B(k,j)"
+                softmax_k = "C(i,j) = softmax(j, A(i,k) * B(k,j) + b(j))"
+                plain, fused, generated, peer = [], [], [], []
+                for _ in range(args.rounds):
+                    plain.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                               args.repeat))
+                    fused.append(cli_median_ms(args.sparseflow, softmax_k, {"A": "csr"},
+                                               {**inputs, "b": f"{work}/bs.npy"}, args.repeat))
+                    generated.append(cli_median_ms(args.sparseflow, softmax_k, {"A": "csr"},
+                                                   {**inputs, "b": f"{work}/bs.npy"}, args.repeat,
+                                                   ["--generated-only"]))
+                    peer.append(python_ms(TORCH_SOFTMAX.format(path=path, b=f"{work}/Bs.npy",
+                                                               bias=f"{work}/bs.npy",
+                                                               repeat=args.repeat))[0])
+                p = statistics.median(m for m, _ in plain)
+                f = statistics.median(m for m, _ in fused)
+                g = statistics.median(m for m, _ in generated)
+                pm = statistics.median(peer)
+                shape = f"{label}_{rows}x{inner}_nnz{a.num_stored}"
+                out.append(row(f"cli_softmax_spmm/{shape}/64", f, "torch softmax(A @ B + b, 1)", pm,
+                               None, "-", f"speedup {pm / f:.2f}; softmax/plain SpMM = {f / p:.2f}; "
+                               f"provider {fused[0][1]}; as generated code {g:.3g} ms = {g / f:.2f}x",
+                               f"sparseflow run '{softmax_k}' --format A=csr --in A={path} --in B=B.npy "
+                               f"--in b=b.npy --repeat {args.repeat}"))
         # --- SpMV on a random 10^5-square matrix with 10^7 entries, against generated code and scipy
         if want("cli_spmv"):
             spmv = f"{work}/spmv.sft"

@@ -56,12 +56,12 @@ inline void softmaxSpan(float* HWY_RESTRICT y, int64_t count) {
     vnan = hn::MulAdd(x, hn::Zero(d), vnan);
   }
   float m = hn::GetLane(hn::MaxOfLanes(d, vmax));
-  float nan = hn::GetLane(hn::SumOfLanes(d, vnan));
+  bool finite = hn::AllFalse(d, hn::IsNaN(vnan));
   for (int64_t r = t; r < count; ++r) {
     m = y[r] > m ? y[r] : m;
-    nan += y[r] * 0.0f;
+    finite = finite && std::isfinite(y[r]);
   }
-  if (HWY_UNLIKELY(!std::isfinite(m) || std::isnan(nan))) return softmaxScalar(y, count);
+  if (HWY_UNLIKELY(!finite || !std::isfinite(m))) return softmaxScalar(y, count);
   const auto shift = hn::Set(d, m);
   // Below -87 the exponential is under f32's normal range: flush it to 0, as exp in f32 would.
   const auto low = hn::Set(d, -87.0f);
