@@ -47,7 +47,8 @@ const std::vector<std::unique_ptr<Provider>>& providerRegistry();
 
 /// The providers' own constructors (one file each under providers/).
 std::unique_ptr<Provider> makeNMLinearProvider();
-std::unique_ptr<Provider> makeCsrSpmmProvider();
+std::unique_ptr<Provider> makeCsrSpmmProvider();  // both in sparse_spmm_provider.cpp
+std::unique_ptr<Provider> makeBsrSpmmProvider();
 std::unique_ptr<Provider> makeDenseLinearProvider();
 std::unique_ptr<Provider> makeGeneratedProvider();
 

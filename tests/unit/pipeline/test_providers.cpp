@@ -274,6 +274,53 @@ TEST(Providers, ASoftmaxOverTheRowIsTakenByEveryProviderOnEveryTarget) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+TEST(Providers, BsrSpmmTakesEveryBlockShapeEpilogueAndSpellingOnEveryTarget) {
+  // A in bsr:RxC (extents drawn at random, so edge blocks are padded), every epilogue, the bias per
+  // row, the linear layout, a softmax, +=, f64; block heights without a register tile run as
+  // generated code and say why.
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::vector<Case> cases;
+  const std::vector<std::string> shapes =
+      kSanitized ? std::vector<std::string>{"bsr:4x4", "bsr:1x3"}
+                 : std::vector<std::string>{"bsr:1x1", "bsr:2x2",  "bsr:4x4",
+                                            "bsr:8x1", "bsr:16x2", "bsr:4x3"};
+  for (const std::string& shape : shapes) {
+    const std::map<std::string, std::string> a{{"A", shape}}, w{{"W", shape}};
+    for (const std::string& k : withEpilogues("C(i,j)", "A(i,k) * B(k,j)", "b(j)"))
+      cases.push_back({k, a, "bsr_spmm"});
+    cases.push_back({"C(i,j) = silu(r(i) + B(k,j) * A(i,k))", a, "bsr_spmm"});
+    cases.push_back({"y(i) = A(i,j) * x(j)", a, "bsr_spmm"});
+    cases.push_back({"Y(n,o) = gelu(X(n,i) * W(o,i) + b(o))", w, "bsr_spmm"});
+    cases.push_back({"C(i,j) = softmax(j, relu(A(i,k) * B(k,j) + b(j)))", a, "bsr_spmm"});
+    cases.push_back({"C(i,j) += relu(A(i,k) * B(k,j) + b(j))", a, "bsr_spmm"});
+    cases.push_back({"C(i,j) = relu(A(i,k) * B(k,j) + b(j))", a, "bsr_spmm", DType::kF64});
+  }
+  cases.push_back({"C(i,j) = A(i,k) * B(k,j)", {{"A", "bsr:3x3"}}, "generated"});
+  for (int64_t target : targetsToRun()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(std::string("target ") + hwy::TargetName(target));
+    for (const Case& c : cases) checkCase(c, rng);
+    // Columns around the panel widths (every panel width, the scalar tail), f32 and f64.
+    for (int64_t j :
+         kSanitized ? std::vector<int64_t>{1, 37} : std::vector<int64_t>{1, 7, 16, 37, 64, 129}) {
+      for (const DType dtype : {DType::kF32, DType::kF64}) {
+        checkCase({"C(i,j) = relu(A(i,k) * B(k,j) + b(j))", {{"A", "bsr:4x2"}}, "bsr_spmm", dtype},
+                  rng, {{"j", j}, {"i", 61}, {"k", 45}});
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  KernelOptions options;
+  options.formats = {{"A", "bsr:3x3"}};
+  const Kernel k = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", options);
+  EXPECT_NE(k.describe().find("declined: bsr_spmm (A has 3-row blocks; the BSR kernel has tiles "
+                              "for 1, 2, 4, 8 and 16"),
+            std::string::npos)
+      << k.describe();
+}
+
 TEST(Providers, WideAndNarrowShapesAndBatchOne) {
   std::mt19937 rng(freshSeed());
   // Columns around the CSR panel widths, a batch of one through the linear layouts.
