@@ -24,6 +24,10 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
 - softmax epilogue: `C(i,j) = softmax(j, A(i,k) * B(k,j) + b(j))` (the row-wise epilogue fused into
   the CSR SpMM after each row's last panel) against the plain SpMM, the same kernel as generated
   code, and torch's `softmax(A @ B + b, 1)` (CSR tensor, per call), 64 columns, every matrix;
+- BSR SpMM: `C(i,j) = A(i,k) * B(k,j)` with A in bsr:4x4 (the bsr_spmm provider) on DLMC
+  transformer weights block-pruned here (the 4x4 blocks of largest norm kept, 25%: a
+  block-structured pruned weight), 64 columns, against the same matrix in csr (csr_spmm), as
+  generated code, scipy's bsr_matrix @ B and torch's CSR @ B;
 - f64 SpMM: `C(i,j) = A(i,k) * B(k,j)` with A, B, C f64 on the DLMC weight at 16 and 64 columns: the
   csr_spmm provider's f64 kernel against the same kernel as generated code and scipy's A @ B.
 Each CLI case runs --rounds times interleaved with its peer; rows hold the medians. Rows go to
@@ -140,6 +144,34 @@ for _ in range({repeat}):
 print(statistics.median(samples))
 """
 
+BLOCK_PRUNE = """
+import numpy as np, scipy.io, sparseflow as sf
+a = sf.to_scipy(sf.read({path!r})).toarray().astype(np.float32)
+r, c = a.shape
+norms = np.sqrt((a.reshape(r // 4, 4, c // 4, 4) ** 2).sum(axis=(1, 3)))
+keep = norms >= np.quantile(norms, 0.75)
+a = a * np.repeat(np.repeat(keep, 4, axis=0), 4, axis=1)
+scipy.io.mmwrite({out!r}, __import__("scipy.sparse").sparse.coo_matrix(a), precision=9)
+"""
+BSR_PEERS = """
+import time, statistics, numpy as np, scipy.io, scipy.sparse as sp, torch
+torch.set_num_threads(len(__import__("os").sched_getaffinity(0)))
+a = scipy.io.mmread({path!r}).tocsr().astype(np.float32)
+b = np.load({b!r})
+bsr = sp.bsr_matrix(a, blocksize=(4, 4))
+ta = torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
+                             torch.from_numpy(a.indices.astype(np.int64)),
+                             torch.from_numpy(a.data), size=a.shape)
+tb = torch.from_numpy(b)
+def ms(fn):
+    fn()
+    samples = []
+    for _ in range({repeat}):
+        t = time.perf_counter(); fn(); samples.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(samples)
+print(ms(lambda: bsr @ b), ms(lambda: ta @ tb))
+"""
+
 TORCH_FUSEDMM = """
 import time, statistics, numpy as np, torch, sparseflow as sf
 torch.set_num_threads(len(__import__("os").sched_getaffinity(0)))
@@ -196,7 +228,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--only", nargs="*", default=[],
                         help="row groups to run (cli_fused_spmm, cli_softmax_spmm, cli_spmv, "
-                             "cli_generated_spmm, cli_spmm_f64, cli_fusedmm, cli_gemv_2to4); "
+                             "cli_generated_spmm, cli_bsr_spmm, cli_spmm_f64, cli_fusedmm, "
+                             "cli_gemv_2to4); "
                              "default all")
     args = parser.parse_args()
     want = lambda group: not args.only or group in args.only
@@ -346,6 +379,42 @@ def main():
                                f"(provider {scheduled[0][1]}) {sc:.3g} ms = {sc / h:.2f}x",
                                f"sparseflow run '{plain_k}' --format A=csr --in A={dlmc} --in B=B.npy "
                                f"--generated-only --repeat {args.repeat}"))
+        # --- BSR SpMM on block-pruned DLMC weights against csr, generated code, scipy and torch
+        if want("cli_bsr_spmm"):
+            for layer in ("ffn_conv1", "ffn_conv2", "self_attention_multihead_attention_q"):
+                source = ("data/dlmc/transformer/magnitude_pruning/0.5/"
+                          f"body_encoder_layer_0_{layer}_fully_connected.smtx")
+                pruned = f"{work}/block_{layer}.mtx"
+                subprocess.run([sys.executable, "-c", BLOCK_PRUNE.format(path=source, out=pruned)],
+                               check=True, env={**os.environ, "PYTHONPATH": python_path()})
+                a = sf.read(pruned)
+                rows, inner = a.shape
+                np.save(f"{work}/Bb.npy", rng.uniform(-1, 1, (inner, 64)).astype(np.float32))
+                inputs = {"A": pruned, "B": f"{work}/Bb.npy"}
+                bsr, csr, generated, peers = [], [], [], []
+                for _ in range(args.rounds):
+                    bsr.append(cli_median_ms(args.sparseflow, plain_k, {"A": "bsr:4x4"}, inputs,
+                                             args.repeat))
+                    csr.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                             args.repeat))
+                    generated.append(cli_median_ms(args.sparseflow, plain_k, {"A": "bsr:4x4"},
+                                                   inputs, args.repeat, ["--generated-only"]))
+                    peers.append(python_ms(BSR_PEERS.format(path=pruned, b=f"{work}/Bb.npy",
+                                                            repeat=args.repeat)))
+                m = statistics.median(t for t, _ in bsr)
+                c = statistics.median(t for t, _ in csr)
+                g = statistics.median(t for t, _ in generated)
+                scipy_ms = statistics.median(p[0] for p in peers)
+                torch_ms = statistics.median(p[1] for p in peers)
+                flops = 2 * a.num_stored * 64
+                out.append(row(f"cli_bsr_spmm/dlmc_transformer_{layer}_block4x4_25%_{rows}x{inner}"
+                               f"_nnz{a.num_stored}/64", m, "scipy bsr_matrix @ B", scipy_ms, None,
+                               "-", f"speedup {scipy_ms / m:.2f}; provider {bsr[0][1]}; torch CSR @ B "
+                               f"{torch_ms:.3g} ms ({torch_ms / m:.2f}x); csr_spmm on the same "
+                               f"matrix {c:.3g} ms ({c / m:.2f}x); generated bsr code {g:.3g} ms "
+                               f"({g / m:.2f}x); {flops / m / 1e6:.3g} GFLOP/s",
+                               f"sparseflow run '{plain_k}' --format A=bsr:4x4 --in A=block.mtx "
+                               f"--in B=B.npy --repeat {args.repeat}"))
         # --- f64 SpMM: the CSR SpMM's f64 instantiation against generated f64 code and scipy
         if want("cli_spmm_f64"):
             for width in (16, 64):
