@@ -1,4 +1,5 @@
 # sf.compile: kernels generated, JIT-compiled and run against float64 scipy/numpy references.
+import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -135,6 +136,9 @@ def test_source_ir_and_description():
         ("y(o) = W(o,i) * x(i)", {"W": "2:4"}, "nm_linear"),
         ("Y(n,o) = gelu(X(n,i) * W(o,i) + c(o))", {}, "dense_linear"),
         ("C(i,j) = A(i,k) * B(k,j) * 2", {"A": "csr"}, "generated"),
+        ("C(i,j) = softmax(j, A(i,k) * B(k,j) + b(j))", {"A": "csr"}, "csr_spmm"),
+        ("C(i,j) = silu(A(i,k) * B(k,j) + b(j))", {"A": "bsr:4x2"}, "bsr_spmm"),
+        ("Y(n,o) = softmax(o, X(n,i) * W(o,i))", {"W": "bsr:2x4"}, "bsr_spmm"),
     ],
 )
 def test_out_is_written_in_place_by_every_provider(rng, text, formats, provider):
@@ -146,11 +150,11 @@ def test_out_is_written_in_place_by_every_provider(rng, text, formats, provider)
               "c": (16,)}
     args = {}
     for name in "ABbWxXc":
-        if f"{name}(" in text:
+        if re.search(rf"\b{name}\(", text):
             value = rng.uniform(-1, 1, shapes[name])
             if name == "W" and formats.get("W") == "2:4":
                 value.reshape(-1, 4)[:, :2] = 0  # two of every four kept
-            if name == "A" and formats.get("A") == "csr":
+            if name in "AW" and formats.get(name, "").startswith(("csr", "bsr")):
                 value[rng.uniform(size=value.shape) < 0.6] = 0
             args[name] = value.astype(np.float32)
     want = kernel(**args)
@@ -164,6 +168,25 @@ def test_out_is_written_in_place_by_every_provider(rng, text, formats, provider)
                else np.zeros(2 * want.shape[0], dtype=np.float32)[::2])
     with pytest.raises(sf.InvalidArgument, match="shape"):
         kernel.run(args, out=np.zeros(tuple(d + 1 for d in want.shape), dtype=np.float32))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "bsr:4x4", "dense"])
+def test_softmax_of_a_sparse_product_matches_torch(rng, fmt):
+    """``softmax(j, ...)`` as users write attention-style normalization: torch's values, through
+    the provider the format has (csr and bsr fused into the SpMM's store, dense after the GEMM)."""
+    import torch
+    a = rng.uniform(-2, 2, (90, 61))
+    a[rng.uniform(size=a.shape) < 0.7] = 0
+    b, bias = rng.uniform(-2, 2, (61, 37)), rng.uniform(-1, 1, 37)
+    kernel = sf.compile("C(i,j) = softmax(j, gelu(A(i,k) * B(k,j) + b(j)))", formats={"A": fmt})
+    assert kernel.provider == {"csr": "csr_spmm", "bsr:4x4": "bsr_spmm",
+                               "dense": "dense_linear"}[fmt], kernel.describe()
+    a32, b32, bias32 = (v.astype(np.float32) for v in (a, b, bias))
+    got = kernel(A=a32, B=b32, b=bias32)
+    want = torch.softmax(torch.nn.functional.gelu(
+        torch.from_numpy(a32.astype(np.float64) @ b32.astype(np.float64) + bias32)), 1).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-5)
 
 
 def test_schedule_text_and_objects(rng):
