@@ -1,5 +1,6 @@
 # sf.compile: kernels generated, JIT-compiled and run against float64 scipy/numpy references.
 import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
