@@ -71,7 +71,7 @@ class Checker {
   Use lhs_;
   std::vector<Use> uses_;                                       // rhs accesses in pre-order
   std::vector<int> reductions_;                                 // explicit Reduce nodes
-  std::vector<int> rowFunctions_;                               // softmax nodes
+  std::vector<int> rowFunctions_;                               // softmax, layernorm nodes
   std::vector<std::pair<std::string, SourceLocation>> params_;  // in pre-order
   std::map<std::string, ExtentSource> extents_;
   std::map<std::string, const Use*> firstUse_;  // of each rhs tensor
@@ -86,7 +86,7 @@ void Checker::collect() {
     } else if (const auto* p = std::get_if<Param>(&e.node)) {
       params_.emplace_back(p->name, e.location);
     } else if (const auto* r = std::get_if<Reduce>(&e.node)) {
-      (r->op == ReduceOp::kSoftmax ? rowFunctions_ : reductions_).push_back(static_cast<int>(id));
+      (isRowFunction(r->op) ? rowFunctions_ : reductions_).push_back(static_cast<int>(id));
     }
   }
   // Bounding the names first keeps every later check small, however long the text.
@@ -272,16 +272,16 @@ void Checker::checkRowFunctions() const {
   }
 }
 
-/// The rhs with every softmax written out (row_functions.h); the copies' indices get the
-/// extents of the indices they copy.
+/// The rhs with every softmax and layernorm written out (row_functions.h); the copies' indices get
+/// the extents of the indices they copy.
 ExprPtr Checker::expandRowFunctionsOf(const ExprPtr& rhs, CheckedKernel& k) const {
   if (rowFunctions_.empty()) return rhs;
   constexpr size_t kMaxNodes = size_t{1} << 16;
   if (expandedNodeCount(*rhs, kMaxNodes) > kMaxNodes) {
     fail(nodes_[rowFunctions_.front()].expr->location,
          "the right-hand side would have more than " + std::to_string(kMaxNodes) +
-             " nodes with its softmax written out (each copies its argument four times); nest "
-             "fewer of them");
+             " nodes with its row functions written out (softmax copies its argument four times, "
+             "layernorm six); nest fewer of them");
   }
   std::set<std::string> taken(s_.lhs.indices.begin(), s_.lhs.indices.end());
   taken.insert(s_.lhs.tensor);

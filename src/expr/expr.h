@@ -25,10 +25,15 @@ struct SourceLocation {
 enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 
 /// Reductions: `sum(k, ...)` (also every implicit one) and `max(k, ...)`; and the row-wise
-/// `softmax(j, ...)`, which normalizes over an output index instead of reducing it: the parser
-/// and printer know it, `check` expands it into exp, max, sum and a division (row_functions.h),
-/// so no checked kernel holds one.
-enum class ReduceOp { kSum, kMax, kSoftmax };
+/// `softmax(j, ...)` and `layernorm(j, ...)`, which normalize over an output index instead of
+/// reducing it: the parser and printer know them, `check` writes them out with sums, max, exp,
+/// sqrt and divisions (row_functions.h), so no checked kernel holds one.
+enum class ReduceOp { kSum, kMax, kSoftmax, kLayerNorm };
+
+/// Whether `op` is a row-wise function (softmax, layernorm) rather than a reduction.
+inline bool isRowFunction(ReduceOp op) {
+  return op == ReduceOp::kSoftmax || op == ReduceOp::kLayerNorm;
+}
 
 /// The written name: "sum", "max", "softmax".
 const char* reduceOpName(ReduceOp op);

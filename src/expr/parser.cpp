@@ -154,6 +154,7 @@ Parser::Parsed Parser::primary(int nesting) {
       if (first.text == "sum") return reduction(first, ReduceOp::kSum, nesting);
       if (first.text == "max") return reduction(first, ReduceOp::kMax, nesting);
       if (first.text == "softmax") return reduction(first, ReduceOp::kSoftmax, nesting);
+      if (first.text == "layernorm") return reduction(first, ReduceOp::kLayerNorm, nesting);
       if (unaryFnFromName(first.text)) return call(first, nesting);
       advance();
       return {makeExpr(Access{name(first), indices(first, /*output=*/false)}, first.location), 1};
@@ -180,7 +181,7 @@ Parser::Parsed Parser::reduction(const Token& op, ReduceOp kind, int nesting) {
   advance();  // (
   if (current_.kind != TokenKind::kIdentifier) {
     expected("the index that '" + name(op) + "' " +
-             (kind == ReduceOp::kSoftmax ? "normalizes" : "reduces") + " over");
+             (isRowFunction(kind) ? "normalizes" : "reduces") + " over");
   }
   std::string index = name(current_);
   advance();

@@ -1,4 +1,5 @@
-// softmax(j, e) written out with exp, max, sum and a division (see row_functions.h).
+// softmax(j, e) and layernorm(j, e) written out with the language's reductions (see
+// row_functions.h).
 #include "expr/row_functions.h"
 
 #include <algorithm>
@@ -42,15 +43,17 @@ void collectReduced(const Expr& e, std::set<std::string>& out) {
   }
 }
 
-/// A copy of `body` with `index` and every index `body` reduces under fresh names; the copy of
-/// `index` is returned through `copy`.
+/// A copy of `body` with `index` (unless `copy` is null, for a copy at the same index) and every
+/// index `body` reduces under fresh names; the copy of `index` is returned through `copy`.
 ExprPtr freshCopy(const ExprPtr& body, const std::string& index, FreshIndexNames& names,
                   std::string* copy) {
   std::set<std::string> reduced;
   collectReduced(*body, reduced);
   std::map<std::string, std::string> renamed;
-  *copy = names.copyOf(index);
-  renamed[index] = *copy;
+  if (copy != nullptr) {
+    *copy = names.copyOf(index);
+    renamed[index] = *copy;
+  }
   for (const std::string& r : reduced) renamed[r] = names.copyOf(r);
   return renameIndices(body, renamed);
 }
@@ -90,6 +93,39 @@ ExprPtr expandSoftmax(const std::string& index, const ExprPtr& body, FreshIndexN
   return makeExpr(Binary{BinaryOp::kDiv, std::move(numerator), std::move(denominator)}, at);
 }
 
+ExprPtr expandLayerNorm(const std::string& index, const ExprPtr& body, FreshIndexNames& names) {
+  const SourceLocation at = body->location;
+  const auto binary = [&](BinaryOp op, ExprPtr l, ExprPtr r) {
+    return makeExpr(Binary{op, std::move(l), std::move(r)}, at);
+  };
+  // the row's length: a sum of ones over a fresh copy of the index
+  const auto n = [&] {
+    return makeExpr(Reduce{ReduceOp::kSum, names.copyOf(index), makeExpr(Literal{1.0}, at)}, at);
+  };
+  // sum over a fresh copy of the row, divided by its length
+  const auto rowMean = [&] {
+    std::string j;
+    ExprPtr copy = freshCopy(body, index, names, &j);
+    return binary(BinaryOp::kDiv, makeExpr(Reduce{ReduceOp::kSum, j, std::move(copy)}, at), n());
+  };
+  ExprPtr centered = binary(BinaryOp::kSub, body, rowMean());
+  std::string j;
+  ExprPtr x = freshCopy(body, index, names, &j);
+  ExprPtr xAgain = freshCopy(x, j, names, nullptr);  // the same element, its reductions renamed
+  // rowMean() renames `index`; inside the variance its copies stand at j instead
+  ExprPtr meanOfX = rowMean();  // named in this order, whatever order arguments run in
+  ExprPtr meanOfXAgain = rowMean();
+  ExprPtr square = binary(BinaryOp::kMul, binary(BinaryOp::kSub, x, std::move(meanOfX)),
+                          binary(BinaryOp::kSub, xAgain, std::move(meanOfXAgain)));
+  ExprPtr variance =
+      binary(BinaryOp::kDiv, makeExpr(Reduce{ReduceOp::kSum, j, std::move(square)}, at), n());
+  ExprPtr deviation = makeExpr(
+      Unary{UnaryFn::kSqrt,
+            binary(BinaryOp::kAdd, std::move(variance), makeExpr(Literal{kLayerNormEpsilon}, at))},
+      at);
+  return binary(BinaryOp::kDiv, std::move(centered), std::move(deviation));
+}
+
 size_t expandedNodeCount(const Expr& e, size_t limit) {
   if (const auto* u = std::get_if<Unary>(&e.node))
     return saturatingAdd(1, expandedNodeCount(*u->operand, limit), limit);
@@ -101,9 +137,11 @@ size_t expandedNodeCount(const Expr& e, size_t limit) {
   }
   if (const auto* r = std::get_if<Reduce>(&e.node)) {
     const size_t body = expandedNodeCount(*r->body, limit);
-    if (r->op != ReduceOp::kSoftmax) return saturatingAdd(1, body, limit);
-    // four copies of the body and the 10 nodes around them
-    return std::min(limit + 1, 4 * std::min(body, limit + 1) + 10);
+    if (r->op == ReduceOp::kSoftmax)  // four copies of the body and the 10 nodes around them
+      return std::min(limit + 1, 4 * std::min(body, limit + 1) + 10);
+    if (r->op == ReduceOp::kLayerNorm)  // six copies and the 30 nodes around them
+      return std::min(limit + 1, 6 * std::min(body, limit + 1) + 30);
+    return saturatingAdd(1, body, limit);
   }
   return 1;
 }
@@ -114,13 +152,15 @@ ExprPtr expandRowFunctions(const ExprPtr& e, FreshIndexNames& names) {
     return operand == u->operand ? e : makeExpr(Unary{u->fn, std::move(operand)}, e->location);
   }
   if (const auto* b = std::get_if<Binary>(&e->node)) {
-    ExprPtr lhs = expandRowFunctions(b->lhs, names), rhs = expandRowFunctions(b->rhs, names);
+    ExprPtr lhs = expandRowFunctions(b->lhs, names);
+    ExprPtr rhs = expandRowFunctions(b->rhs, names);
     if (lhs == b->lhs && rhs == b->rhs) return e;
     return makeExpr(Binary{b->op, std::move(lhs), std::move(rhs)}, e->location);
   }
   if (const auto* r = std::get_if<Reduce>(&e->node)) {
     ExprPtr body = expandRowFunctions(r->body, names);
     if (r->op == ReduceOp::kSoftmax) return expandSoftmax(r->index, body, names);
+    if (r->op == ReduceOp::kLayerNorm) return expandLayerNorm(r->index, body, names);
     if (body == r->body) return e;
     return makeExpr(Reduce{r->op, r->index, std::move(body), r->implicit}, e->location);
   }

@@ -44,7 +44,7 @@ std::optional<UnaryFn> unaryFnFromName(std::string_view name) {
 std::string knownFunctionNames() {
   std::string names;
   for (const Callable& c : kCallable) names += std::string(c.name) + ", ";
-  return names + "sum, max, softmax";
+  return names + "sum, max, softmax, layernorm";
 }
 
 const char* reduceOpName(ReduceOp op) {
@@ -52,6 +52,7 @@ const char* reduceOpName(ReduceOp op) {
     case ReduceOp::kSum: return "sum";
     case ReduceOp::kMax: return "max";
     case ReduceOp::kSoftmax: return "softmax";
+    case ReduceOp::kLayerNorm: return "layernorm";
   }
   return "?";
 }

@@ -1,4 +1,5 @@
-// applyEpilogueF32 and softmaxRows: activations-inl.h and softmax-inl.h compiled per SIMD target
+// applyEpilogueF32 and applyRowEpilogue: activations-inl.h and row_epilogues-inl.h compiled per
+// SIMD target
 // behind run-time dispatch.
 #include "kernels/epilogue_apply.h"
 
@@ -9,7 +10,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/activations-inl.h"
-#include "kernels/softmax-inl.h"
+#include "kernels/row_epilogues-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
@@ -19,18 +20,19 @@ void ApplyEpilogueF32(Activation activation, float* y, const float* bias, int64_
 }
 
 template <typename T>
-void softmaxRowsOf(T* y, int64_t rows, int64_t cols, int threads) {
+void rowEpilogueOf(RowEpilogue row, T* y, int64_t rows, int64_t cols, int threads) {
+  if (row == RowEpilogue::kNone) return;
   const int n = rows * cols < 65536 ? 1 : (threads > 0 ? threads : omp_get_max_threads());
 #pragma omp parallel for schedule(static) num_threads(n) if (n > 1)
-  for (int64_t r = 0; r < rows; ++r) softmaxSpan(y + r * cols, cols);
+  for (int64_t r = 0; r < rows; ++r) rowEpilogueSpan(row, y + r * cols, cols);
 }
 
-void SoftmaxRowsF32(float* y, int64_t rows, int64_t cols, int threads) {
-  softmaxRowsOf(y, rows, cols, threads);
+void RowEpilogueF32(RowEpilogue row, float* y, int64_t rows, int64_t cols, int threads) {
+  rowEpilogueOf(row, y, rows, cols, threads);
 }
 
-void SoftmaxRowsF64(double* y, int64_t rows, int64_t cols, int threads) {
-  softmaxRowsOf(y, rows, cols, threads);
+void RowEpilogueF64(RowEpilogue row, double* y, int64_t rows, int64_t cols, int threads) {
+  rowEpilogueOf(row, y, rows, cols, threads);
 }
 
 }  // namespace sparseflow::kernels::HWY_NAMESPACE
@@ -40,19 +42,19 @@ HWY_AFTER_NAMESPACE();
 namespace sparseflow::kernels {
 
 HWY_EXPORT(ApplyEpilogueF32);
-HWY_EXPORT(SoftmaxRowsF32);
-HWY_EXPORT(SoftmaxRowsF64);
+HWY_EXPORT(RowEpilogueF32);
+HWY_EXPORT(RowEpilogueF64);
 
 void applyEpilogueF32(Activation activation, float* y, const float* bias, int64_t count) {
   HWY_DYNAMIC_DISPATCH(ApplyEpilogueF32)(activation, y, bias, count);
 }
 
-void softmaxRows(float* y, int64_t rows, int64_t cols, int threads) {
-  HWY_DYNAMIC_DISPATCH(SoftmaxRowsF32)(y, rows, cols, threads);
+void applyRowEpilogue(RowEpilogue row, float* y, int64_t rows, int64_t cols, int threads) {
+  HWY_DYNAMIC_DISPATCH(RowEpilogueF32)(row, y, rows, cols, threads);
 }
 
-void softmaxRows(double* y, int64_t rows, int64_t cols, int threads) {
-  HWY_DYNAMIC_DISPATCH(SoftmaxRowsF64)(y, rows, cols, threads);
+void applyRowEpilogue(RowEpilogue row, double* y, int64_t rows, int64_t cols, int threads) {
+  HWY_DYNAMIC_DISPATCH(RowEpilogueF64)(row, y, rows, cols, threads);
 }
 
 }  // namespace sparseflow::kernels

@@ -45,9 +45,9 @@ HWY_INLINE hn::Vec<D> promoteF16(D d, VH half) {
   const auto bits = hn::PromoteTo(du, hn::BitCast(du16, half));
   const auto exponent = hn::Set(du, 0x7c00u);
   const auto special = hn::Eq(hn::And(bits, exponent), exponent);
-  const auto f32 = hn::Or(hn::Or(hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u))),
-                                 hn::Set(du, 0x7f800000u)),
-                          hn::ShiftLeft<13>(hn::And(bits, hn::Set(du, 0x3ffu))));
+  const auto f32 = hn::Or(
+      hn::Or(hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u))), hn::Set(du, 0x7f800000u)),
+      hn::ShiftLeft<13>(hn::And(bits, hn::Set(du, 0x3ffu))));
   return hn::IfThenElse(hn::RebindMask(d, special), hn::BitCast(d, f32), promoted);
 #else
   return promoted;

@@ -30,16 +30,22 @@ std::optional<Activation> activationOf(expr::UnaryFn fn) {
   return std::nullopt;
 }
 
-/// X when `rhs` is softmax(j, X) written out (by check, or by hand the same way up to index
-/// names), with j in `index`; else null.
-expr::ExprPtr softmaxArgument(const expr::CheckedKernel& kernel, const expr::ExprPtr& rhs,
-                              std::string* index) {
-  // exp(X - max(...)) / sum(...)
+/// X when `rhs` is softmax(j, X) or layernorm(j, X) written out (by check, or by hand the same
+/// way up to index names), with the function in `row` and j in `index`; else null. The
+/// candidate X is where each expansion keeps its argument: the numerator's
+/// `exp(X - max(...))` / `X - sum(...) / n`; the expansion built around it must be the same tree.
+expr::ExprPtr rowEpilogueArgument(const expr::CheckedKernel& kernel, const expr::ExprPtr& rhs,
+                                  kernels::RowEpilogue* row, std::string* index) {
   const auto* div = std::get_if<expr::Binary>(&rhs->node);
   if (div == nullptr || div->op != expr::BinaryOp::kDiv) return nullptr;
-  const auto* exp = std::get_if<expr::Unary>(&div->lhs->node);
-  if (exp == nullptr || exp->fn != expr::UnaryFn::kExp) return nullptr;
-  const auto* sub = std::get_if<expr::Binary>(&exp->operand->node);
+  expr::ExprPtr numerator = div->lhs;
+  kernels::RowEpilogue candidate = kernels::RowEpilogue::kLayerNorm;
+  if (const auto* exp = std::get_if<expr::Unary>(&numerator->node);
+      exp && exp->fn == expr::UnaryFn::kExp) {
+    numerator = exp->operand;
+    candidate = kernels::RowEpilogue::kSoftmax;
+  }
+  const auto* sub = std::get_if<expr::Binary>(&numerator->node);
   if (sub == nullptr || sub->op != expr::BinaryOp::kSub) return nullptr;
   const expr::ExprPtr& x = sub->lhs;
   std::set<std::string> taken;
@@ -48,7 +54,11 @@ expr::ExprPtr softmaxArgument(const expr::CheckedKernel& kernel, const expr::Exp
   taken.insert(kernel.params.begin(), kernel.params.end());
   for (const std::string& j : kernel.freeIndices) {
     expr::FreshIndexNames names(taken);
-    if (expr::sameUpToIndexRenaming(*expr::expandSoftmax(j, x, names), *rhs, nullptr)) {
+    const expr::ExprPtr built = candidate == kernels::RowEpilogue::kSoftmax
+                                    ? expr::expandSoftmax(j, x, names)
+                                    : expr::expandLayerNorm(j, x, names);
+    if (expr::sameUpToIndexRenaming(*built, *rhs, nullptr)) {
+      *row = candidate;
       *index = j;
       return x;
     }
@@ -72,7 +82,8 @@ std::string Contraction::toString() const {
   if (bias) product += " + " + accessText(*bias);
   if (activation != Activation::kNone)
     product = std::string(activationName(activation)) + "(" + product + ")";
-  if (softmaxOver) product = "softmax(" + *softmaxOver + ", " + product + ")";
+  if (row != kernels::RowEpilogue::kNone)
+    product = std::string(kernels::rowEpilogueName(row)) + "(" + rowOver + ", " + product + ")";
   std::ostringstream text;
   text << accessText(out) << (accumulate ? " += " : " = ") << product << "  [";
   const ContractionOperand* all[] = {&lhs, &rhs, bias ? &*bias : nullptr, &out};
@@ -109,11 +120,7 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
   c.out = operand(s.lhs.tensor, s.lhs.indices);
   c.accumulate = s.accumulate;
   expr::ExprPtr e = s.rhs;
-  std::string over;
-  if (expr::ExprPtr x = softmaxArgument(kernel, e, &over)) {
-    c.softmaxOver = over;
-    e = x;
-  }
+  if (expr::ExprPtr x = rowEpilogueArgument(kernel, e, &c.row, &c.rowOver)) e = x;
   if (const auto* u = std::get_if<expr::Unary>(&e->node)) {
     const auto activation = activationOf(u->fn);
     if (!activation) {
@@ -168,8 +175,10 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
   }
   if (c.bias && !outSet.count(c.bias->indices[0]))
     return decline("the bias '" + c.bias->name + "' is not indexed by an output index");
-  if (c.softmaxOver && c.accumulate)
-    return decline("a softmax with '+=' (the providers normalize the rows they store)");
+  if (c.row != kernels::RowEpilogue::kNone && c.accumulate) {
+    return decline(std::string("a ") + kernels::rowEpilogueName(c.row) +
+                   " with '+=' (the providers normalize the rows they store)");
+  }
   return c;
 }
 
@@ -188,8 +197,11 @@ std::optional<LinearLayout> asLinear(const Contraction& c, std::string* why) {
       if (why) *why = "the bias is not indexed by the output feature '" + o + "'";
       return std::nullopt;
     }
-    if (c.softmaxOver && *c.softmaxOver != o) {
-      if (why) *why = "the softmax is not over the output feature '" + o + "'";
+    if (c.row != kernels::RowEpilogue::kNone && c.rowOver != o) {
+      if (why) {
+        *why = std::string("the ") + kernels::rowEpilogueName(c.row) +
+               " is not over the output feature '" + o + "'";
+      }
       return std::nullopt;
     }
     return LinearLayout{x, w, batch, o};
@@ -225,9 +237,10 @@ std::optional<SpmmLayout> asSpmm(const Contraction& c, std::string* why) {
         return std::nullopt;
       }
     }
-    if (c.softmaxOver && layout.columns != std::vector<std::string>{*c.softmaxOver}) {
+    if (c.row != kernels::RowEpilogue::kNone &&
+        layout.columns != std::vector<std::string>{c.rowOver}) {
       if (why) {
-        *why = "the softmax over '" + *c.softmaxOver +
+        *why = std::string("the ") + kernels::rowEpilogueName(c.row) + " over '" + c.rowOver +
                "' is not over the one column index (a whole row of the output)";
       }
       return std::nullopt;

@@ -1,7 +1,8 @@
 // The canonical form providers inspect: a kernel recognized as one contraction of two factors over
 // one reduced index with an element-wise epilogue, `out(...) (+)= act(sum(k, F(...) * G(...)) +
-// bias(...))`, optionally under a softmax over one output index (written `softmax(j, ...)` or
-// out by hand, the same tree up to index names), however it is spelled (either factor first, the
+// bias(...))`, optionally under a row epilogue over one output index (`softmax(j, ...)` or
+// `layernorm(j, ...)`, or the same tree written out by hand up to index names), however it is
+// spelled (either factor first, the
 // bias on either side, GEMV as a contraction with no batch index, `+=`, any dtype). Providers then
 // ask for the layout they run: the linear layer (`Y(n..., o) = X(n..., k) · W(o, k)`) or SpMM
 // (`C(m, n...) = A(m, k) · B(k, n...)`).
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "expr/expr.h"
+#include "kernels/row_epilogue.h"
 #include "sparseflow/dtype.h"
 #include "sparseflow/epilogue.h"
 #include "sparseflow/format.h"
@@ -33,8 +35,10 @@ struct Contraction {
   std::string reduced;                     ///< the summed index
   std::optional<ContractionOperand> bias;  ///< a rank-1 addend over one output index
   Activation activation = Activation::kNone;
-  /// The output index of a softmax over the whole epilogue (the row-wise epilogue), if any.
-  std::optional<std::string> softmaxOver;
+  /// The row-wise epilogue over the whole element-wise one (softmax, layernorm), and the output
+  /// index it normalizes over.
+  kernels::RowEpilogue row = kernels::RowEpilogue::kNone;
+  std::string rowOver;
   bool accumulate = false;  ///< `+=`
 
   /// `C(i,j) = relu(sum(k, A(i,k) * B(k,j)) + b(j))  [A csr f32, B dense f32, ...]`.
@@ -47,7 +51,7 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
                                                 std::string* why);
 
 /// The linear-layer layout: `out(n..., o) = epilogue(x(n..., k) · w(o, k)ᵀ)`; rows are the
-/// product of the batch indices' extents (none: a GEMV, one row). A softmax must be over o.
+/// product of the batch indices' extents (none: a GEMV, one row). A row epilogue must be over o.
 struct LinearLayout {
   const ContractionOperand* x = nullptr;
   const ContractionOperand* w = nullptr;
@@ -58,7 +62,7 @@ std::optional<LinearLayout> asLinear(const Contraction& c, std::string* why);
 
 /// The SpMM layout: `out(m, n...) = epilogue(a(m, k) · b(k, n...))`; columns are the product of
 /// n...'s extents (none: SpMV). The bias is indexed by m (per row) or by the one column index;
-/// a softmax must be over the one column index (a row of the output is then all it normalizes).
+/// a row epilogue must be over the one column index (a row of the output is all it normalizes).
 struct SpmmLayout {
   const ContractionOperand* a = nullptr;
   const ContractionOperand* b = nullptr;

@@ -190,6 +190,23 @@ def test_softmax_of_a_sparse_product_matches_torch(rng, fmt):
     np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-5)
 
 
+@pytest.mark.parametrize("fmt", ["csr", "bsr:2x2", "dense"])
+def test_layernorm_of_a_sparse_product_matches_torch(rng, fmt):
+    """``layernorm(j, ...)``: torch.nn.functional.layer_norm's values (no weights, eps 1e-5)."""
+    import torch
+    a = rng.uniform(-2, 2, (70, 45))
+    a[rng.uniform(size=a.shape) < 0.7] = 0
+    b, bias = rng.uniform(-2, 2, (45, 33)), rng.uniform(-1, 1, 33)
+    kernel = sf.compile("C(i,j) = layernorm(j, relu(A(i,k) * B(k,j) + b(j)))", formats={"A": fmt})
+    assert kernel.provider == {"csr": "csr_spmm", "bsr:2x2": "bsr_spmm",
+                               "dense": "dense_linear"}[fmt], kernel.describe()
+    a32, b32, bias32 = (v.astype(np.float32) for v in (a, b, bias))
+    got = kernel(A=a32, B=b32, b=bias32)
+    x = torch.relu(torch.from_numpy(a32.astype(np.float64) @ b32.astype(np.float64) + bias32))
+    want = torch.nn.functional.layer_norm(x, [33]).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_schedule_text_and_objects(rng):
     a = random_sparse(rng, (70, 33), 0.2)
     x = rng.uniform(-1, 1, 33)

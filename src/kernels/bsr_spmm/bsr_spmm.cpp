@@ -18,7 +18,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/activations-inl.h"
-#include "kernels/softmax-inl.h"
+#include "kernels/row_epilogues-inl.h"
 #include "support/check.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -178,16 +178,15 @@ void blockRows(const CsrSpmmArgsT<T>& a, int64_t C, int threads, int64_t chunk) 
     int64_t j0 = 0;
     panelsFrom<T, R, V>(p, br, lanes, j0);
     if (j0 < a.cols) blockRowTail<T, R>(p, br, j0, a.cols - j0);
-    if (a.softmax) {
-      for (int64_t i = br * R; i < std::min(a.rows, br * R + R); ++i)
-        softmaxSpan(a.c + i * a.cols, a.cols);
-    }
+    for (int64_t i = br * R; a.row != RowEpilogue::kNone && i < std::min(a.rows, br * R + R); ++i)
+      rowEpilogueSpan(a.row, a.c + i * a.cols, a.cols);
   }
 }
 
 template <typename T>
 void bsrSpmmOf(const CsrSpmmArgsT<T>& a, int64_t R, int64_t C) {
-  SF_ICHECK(!a.softmax || a.overwrite) << "the BSR SpMM's softmax needs overwrite (C = ...)";
+  SF_ICHECK(a.row == RowEpilogue::kNone || a.overwrite)
+      << "the BSR SpMM's row epilogue needs overwrite (C = ...)";
   const int64_t blockRowCount = (a.rows + R - 1) / R;
   const int64_t work = static_cast<int64_t>(a.pos[blockRowCount]) * R * C * a.cols;
   const int threads = work < 65536 ? 1 : (a.threads > 0 ? a.threads : omp_get_max_threads());

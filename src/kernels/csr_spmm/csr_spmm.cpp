@@ -17,7 +17,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/activations-inl.h"
-#include "kernels/softmax-inl.h"
+#include "kernels/row_epilogues-inl.h"
 #include "support/check.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -245,7 +245,7 @@ T rowDot(const CsrSpmmArgsT<T>& a, int64_t i) {
 /// products get it while they are in L1 (a per-column bias has one value for every row).
 template <typename T>
 void column(const CsrSpmmArgsT<T>& a, int threads, int64_t chunk) {
-  if (!hasEpilogue(a) && !a.softmax) {
+  if (!hasEpilogue(a) && a.row == RowEpilogue::kNone) {
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1)
     for (int64_t i = 0; i < a.rows; ++i) a.c[i] = (a.overwrite ? T(0) : a.c[i]) + rowDot(a, i);
     return;
@@ -268,9 +268,8 @@ void column(const CsrSpmmArgsT<T>& a, int threads, int64_t chunk) {
     } else {
       applyEpilogueWith(a.activation, product, nullptr, count, inf);
     }
-    if (a.softmax) {  // each row is one element long
-      for (int64_t t = 0; t < count; ++t) softmaxSpan(product + t, 1);
-    }
+    for (int64_t t = 0; a.row != RowEpilogue::kNone && t < count; ++t)
+      rowEpilogueSpan(a.row, product + t, 1);  // each row is one element long
     for (int64_t t = 0; t < count; ++t)
       a.c[i0 + t] = (a.overwrite ? T(0) : a.c[i0 + t]) + product[t];
   }
@@ -280,7 +279,7 @@ void column(const CsrSpmmArgsT<T>& a, int threads, int64_t chunk) {
 /// is in cache.
 template <typename T>
 HWY_INLINE void finishRow(const CsrSpmmArgsT<T>& a, int64_t i, bool lastPanel) {
-  if (a.softmax && lastPanel) softmaxSpan(a.c + i * a.cols, a.cols);
+  if (a.row != RowEpilogue::kNone && lastPanel) rowEpilogueSpan(a.row, a.c + i * a.cols, a.cols);
 }
 
 template <typename T, class D, int V>
@@ -338,7 +337,8 @@ void csrSpmmOf(const CsrSpmmArgsT<T>& a) {
   const int64_t work = static_cast<int64_t>(a.pos[a.rows]) * a.cols;
   const int threads = work < 32768 ? 1 : (a.threads > 0 ? a.threads : omp_get_max_threads());
   const int64_t chunk = std::max<int64_t>(16, a.rows / (32 * std::max(threads, 1)));
-  SF_ICHECK(!a.softmax || a.overwrite) << "the CSR SpMM's softmax needs overwrite (C = ...)";
+  SF_ICHECK(a.row == RowEpilogue::kNone || a.overwrite)
+      << "the CSR SpMM's row epilogue needs overwrite (C = ...)";
   if (a.cols == 1) return column(a, threads, chunk);
   for (int64_t j0 = 0; j0 < a.cols; j0 += width) {
     const int64_t columns = std::min(width, a.cols - j0);

@@ -1,12 +1,13 @@
-// The hand-tuned CSR SpMM C += act(A·B + bias), optionally followed by a softmax over each row, (A
-// csr f32 or f64 with int32 indices, B and C dense row-major of the same type): output rows held in
-// SIMD registers over panels of B's columns, the epilogue applied to each row while it is in L1,
-// Highway-dispatched per target. The pipeline's CSR SpMM provider
-// (pipeline/providers/csr_spmm_provider.cpp) runs it instead of generated code.
+// The hand-tuned CSR SpMM C += act(A·B + bias), optionally followed by a softmax or layer norm
+// over each row (A csr f32 or f64 with int32 indices, B and C dense row-major of the same type):
+// output rows held in SIMD registers over panels of B's columns, the epilogue applied to each row
+// while it is in L1, Highway-dispatched per target. The pipeline's csr_spmm provider
+// (pipeline/providers/sparse_spmm_provider.cpp) runs it instead of generated code.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/row_epilogue.h"
 #include "sparseflow/epilogue.h"
 
 namespace sparseflow::kernels {
@@ -30,9 +31,9 @@ struct CsrSpmmArgsT {
   Activation activation = Activation::kNone;
   const T* bias = nullptr;
   bool biasPerRow = false;
-  /// Then the softmax over each row of C (all `cols` of it), applied when the row's last panel
-  /// is stored, while it is in cache. Needs `overwrite` (C = softmax(...)).
-  bool softmax = false;
+  /// Then a softmax or layer normalization over each row of C (all `cols` of it), applied when
+  /// the row's last panel is stored, while it is in cache. Needs `overwrite` (C = softmax(...)).
+  RowEpilogue row = RowEpilogue::kNone;
 };
 using CsrSpmmArgs = CsrSpmmArgsT<float>;
 using CsrSpmmArgsF64 = CsrSpmmArgsT<double>;

@@ -54,9 +54,9 @@ class LinearLayerExecutable final : public Executable {
                        ", epilogue " + epilogueText(binding_.contraction()) + " fused (weights " +
                        plan_.w + (plan_.weightTransposed ? " transposed and" : "") +
                        " packed once per contents)";
-    if (binding_.contraction().softmaxOver) {
-      text += "; then the softmax over " + *binding_.contraction().softmaxOver +
-              " on each output row (kernels/softmax-inl.h)";
+    if (const Contraction& c = binding_.contraction(); c.row != kernels::RowEpilogue::kNone) {
+      text += std::string("; then the ") + kernels::rowEpilogueName(c.row) + " over " + c.rowOver +
+              " on each output row (kernels/row_epilogues-inl.h)";
     }
     std::lock_guard<std::mutex> lock(mutex_);
     if (layer_) text += "; " + layer_->describe(lastBatch_);
@@ -114,10 +114,12 @@ class LinearLayerExecutable final : public Executable {
     auto* y = static_cast<float*>(output.mutableValues().data());
     if (overwrite) {
       layer->forward(x, DType::kF32, batch, y);
-      // A softmax (never with +=: contraction.cpp) over each row the layer wrote, from L2 when
-      // the rows are short; the layer's own epilogue ran in its store.
-      if (binding_.contraction().softmaxOver)
-        kernels::softmaxRows(y, batch, layer->outFeatures(), plan_.parallel ? 0 : 1);
+      // A row epilogue (never with +=: contraction.cpp) over each row the layer wrote, from L2
+      // when the rows are short; the layer's own epilogue ran in its store.
+      if (const kernels::RowEpilogue row = binding_.contraction().row;
+          row != kernels::RowEpilogue::kNone) {
+        kernels::applyRowEpilogue(row, y, batch, layer->outFeatures(), plan_.parallel ? 0 : 1);
+      }
       return;
     }
     std::vector<float> product(static_cast<size_t>(batch * layer->outFeatures()));

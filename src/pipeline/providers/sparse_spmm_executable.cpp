@@ -68,10 +68,11 @@ class SparseSpmmExecutable final : public Executable {
     if (c.bias || c.activation != Activation::kNone) {
       text += "; epilogue " + epilogueText(c) + " fused into the store";
     }
-    if (c.softmaxOver) {
-      text += plan_.linear ? "; then the softmax over " + *c.softmaxOver + " on each output row"
-                           : "; the softmax over " + *c.softmaxOver +
-                                 " on each row after its last panel, while it is in cache";
+    if (c.row != kernels::RowEpilogue::kNone) {
+      const std::string row = std::string(kernels::rowEpilogueName(c.row)) + " over " + c.rowOver;
+      text += plan_.linear
+                  ? "; then the " + row + " on each output row"
+                  : "; the " + row + " on each row after its last panel, while it is in cache";
     }
     return text + "\n";
   }
@@ -116,7 +117,7 @@ class SparseSpmmExecutable final : public Executable {
     args.activation = c.activation;
     args.bias = c.bias ? static_cast<const T*>(bound[c.bias->name].values().data()) : nullptr;
     args.biasPerRow = plan_.biasPerRow;
-    args.softmax = c.softmaxOver.has_value() && !plan_.linear;  // never with += (contraction.cpp)
+    if (!plan_.linear) args.row = c.row;  // never with += (contraction.cpp)
     const auto* b = static_cast<const T*>(bound[plan_.dense].values().data());
     auto* out = static_cast<T*>(output.mutableValues().data());
     const int64_t cols = bound.product(plan_.columns);
@@ -140,7 +141,7 @@ class SparseSpmmExecutable final : public Executable {
       args.c = out;
       runKernel(args);
       // The linear layer at batch 1: the output is one row, W's column of products.
-      if (plan_.linear && c.softmaxOver) kernels::softmaxRows(out, 1, args.rows, args.threads);
+      if (plan_.linear) kernels::applyRowEpilogue(c.row, out, 1, args.rows, args.threads);
       return;
     }
     // The linear layer: Xᵀ (inner × batch) in, (W · Xᵀ) (out × batch) out, stored into Y.
@@ -158,7 +159,7 @@ class SparseSpmmExecutable final : public Executable {
         out[row * rows + o] = overwrite ? v : out[row * rows + o] + v;
       }
     }
-    if (c.softmaxOver) kernels::softmaxRows(out, batch, rows, args.threads);
+    kernels::applyRowEpilogue(c.row, out, batch, rows, args.threads);
   }
 
   ContractionBinding binding_;

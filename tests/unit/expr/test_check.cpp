@@ -249,9 +249,24 @@ TEST(Check, SoftmaxIsWrittenOutWithMaxSumAndExp) {
   // Nested too deep to write out: refused before anything is built.
   std::string deep = "B(i,j)";
   for (int n = 0; n < 9; ++n) deep = "softmax(j, " + deep + ")";
-  EXPECT_NE(
-      checkError("C(i,j) = " + deep, {{"B", t({3, 6})}}).find("nodes with its softmax written out"),
-      std::string::npos);
+  EXPECT_NE(checkError("C(i,j) = " + deep, {{"B", t({3, 6})}})
+                .find("nodes with its row functions written out"),
+            std::string::npos);
+}
+
+TEST(Check, LayerNormIsWrittenOutWithSumsAndSqrt) {
+  const Tensors t2 = {{"A", t({4, 3})}, {"B", t({3, 6})}};
+  const CheckedKernel k = checked("C(i,j) = layernorm(j, A(i,k) * B(k,j))", t2);
+  // (x - mean) / sqrt(biased variance + 1e-5); the row's length is a count, known when it runs.
+  EXPECT_EQ(toString(k.statement),
+            "C(i,j) = (sum(k, A(i,k) * B(k,j)) - sum(j_1, sum(k_1, A(i,k_1) * B(k_1,j_1))) / "
+            "sum(j_2, 1)) / sqrt(sum(j_3, (sum(k_2, A(i,k_2) * B(k_2,j_3)) - sum(j_4, sum(k_3, "
+            "A(i,k_3) * B(k_3,j_4))) / sum(j_5, 1)) * (sum(k_2_1, A(i,k_2_1) * B(k_2_1,j_3)) - "
+            "sum(j_6, sum(k_4, A(i,k_4) * B(k_4,j_6))) / sum(j_7, 1))) / sum(j_8, 1) + 1e-05)");
+  for (const char* copy : {"j_1", "j_2", "j_3", "j_8"}) EXPECT_EQ(k.indexExtents.at(copy), 6);
+  EXPECT_EQ(checkError("y(i) = layernorm(j, A(i,j))", {{"A", t({4, 4})}}),
+            "line 1, column 18: 'layernorm(j, ...)' normalizes over 'j', which is not an index of "
+            "the output 'y' (the row it normalizes must be one the output keeps)");
 }
 
 TEST(Check, OutputRules) {

@@ -173,7 +173,7 @@ TEST(Parse, ErrorsPointAtTheLineAndColumn) {
        "written 'y()'), found '='"},
       {"y(i) = softplus(x(i))",
        "line 1, column 8: unknown function 'softplus' (known: abs, sqrt, exp, log, relu, silu, "
-       "gelu, gelu_tanh, sigmoid, tanh, sum, max, softmax)"},
+       "gelu, gelu_tanh, sigmoid, tanh, sum, max, softmax, layernorm)"},
       {"y(i) = softmax(x(i))",  // softmax names the index it normalizes over first
        "line 1, column 17: expected ',' after the index of 'softmax(x, ...)', found '('"},
       {"y(i) = softmax(2, x(i))",

@@ -175,8 +175,10 @@ TEST(Epilogue, SoftmaxRowsMatchTheFormulaOnEveryTarget) {
       // Three copies of the row: the rows after the first start unaligned.
       std::vector<float> three;
       for (int r = 0; r < 3; ++r) three.insert(three.end(), f.begin(), f.end());
-      kernels::softmaxRows(three.data(), 3, static_cast<int64_t>(row.size()));
-      kernels::softmaxRows(d.data(), 1, static_cast<int64_t>(row.size()));
+      kernels::applyRowEpilogue(kernels::RowEpilogue::kSoftmax, three.data(), 3,
+                                static_cast<int64_t>(row.size()));
+      kernels::applyRowEpilogue(kernels::RowEpilogue::kSoftmax, d.data(), 1,
+                                static_cast<int64_t>(row.size()));
       for (size_t t = 0; t < row.size(); ++t) {
         for (int r = 0; r < 3; ++r) {
           const float got = three[r * row.size() + t];
@@ -192,6 +194,71 @@ TEST(Epilogue, SoftmaxRowsMatchTheFormulaOnEveryTarget) {
         } else {
           EXPECT_NEAR(d[t], want[t], 1e-15) << "f64 element " << t;
         }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+/// layer_norm in float64: (x - mean) / sqrt(mean((x - mean)^2) + 1e-5).
+std::vector<double> layerNormReference(const std::vector<double>& x) {
+  double mean = 0;
+  for (double v : x) mean += v;
+  mean /= static_cast<double>(x.size());
+  double var = 0;
+  for (double v : x) var += (v - mean) * (v - mean);
+  var /= static_cast<double>(x.size());
+  std::vector<double> y;
+  for (double v : x) y.push_back((v - mean) / std::sqrt(var + 1e-5));
+  return y;
+}
+
+TEST(Epilogue, LayerNormRowsMatchTheFormulaOnEveryTarget) {
+  // Rows of every length around the vector widths, rows of one repeated value (normalized to 0:
+  // the mean's rounding must not show, amplified by 1/sqrt(1e-5)), a large offset with a small
+  // spread, and rows with NaN or ±inf (NaN throughout).
+  std::mt19937 rng(static_cast<uint32_t>(std::random_device{}()));
+  std::uniform_real_distribution<double> u(-3, 3);
+  std::vector<std::vector<double>> rows;
+  for (int64_t n = 1; n <= 70; ++n) {
+    std::vector<double> row(static_cast<size_t>(n));
+    for (double& v : row) v = static_cast<float>(u(rng));
+    rows.push_back(row);
+    rows.push_back(std::vector<double>(static_cast<size_t>(n), static_cast<float>(u(rng))));
+  }
+  std::vector<double> offset(48);
+  for (double& v : offset) v = static_cast<float>(1000 + u(rng));
+  rows.push_back(offset);
+  const double inf = HUGE_VAL;
+  for (const std::vector<double>& special :
+       {std::vector<double>{1, NAN, 2},
+        {inf, 1, 2},
+        {-inf, 1, 2},
+        {inf, -inf},
+        {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, inf, 0}}) {
+    rows.push_back(special);
+  }
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (const std::vector<double>& row : rows) {
+      SCOPED_TRACE("row of " + std::to_string(row.size()) + " starting " + std::to_string(row[0]));
+      const std::vector<double> want = layerNormReference(row);
+      std::vector<float> f(row.begin(), row.end());
+      std::vector<double> d = row;
+      kernels::applyRowEpilogue(kernels::RowEpilogue::kLayerNorm, f.data(), 1,
+                                static_cast<int64_t>(row.size()));
+      kernels::applyRowEpilogue(kernels::RowEpilogue::kLayerNorm, d.data(), 1,
+                                static_cast<int64_t>(row.size()));
+      for (size_t t = 0; t < row.size(); ++t) {
+        if (std::isnan(want[t])) {
+          EXPECT_TRUE(std::isnan(f[t]) && std::isnan(d[t])) << "element " << t;
+          continue;
+        }
+        // f32 rounds each value and the mean: relative 1e-7 of the row's magnitude, over its
+        // standard deviation (the 1000-offset row: ~1e-4 / 1.7).
+        EXPECT_NEAR(f[t], want[t], 2e-4 * (1 + std::abs(want[t]))) << "element " << t;
+        EXPECT_NEAR(d[t], want[t], 1e-10) << "f64 element " << t;
       }
     }
   }

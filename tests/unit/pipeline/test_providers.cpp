@@ -228,10 +228,11 @@ TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-TEST(Providers, ASoftmaxOverTheRowIsTakenByEveryProviderOnEveryTarget) {
-  // The row-wise epilogue: softmax over the output's row index after the element-wise epilogue,
-  // written `softmax(j, ...)` or out by hand; fused into the CSR SpMM's store, after the linear
-  // layers' kernels; whatever no provider takes runs as generated code, against float64.
+TEST(Providers, ARowEpilogueOverTheRowIsTakenByEveryProviderOnEveryTarget) {
+  // The row-wise epilogues: softmax and layernorm over the output's row index after the
+  // element-wise epilogue, written `softmax(j, ...)` (or out by hand) and `layernorm(j, ...)`;
+  // fused into the CSR SpMM's store, after the linear layers' kernels; whatever no provider takes
+  // runs as generated code, against float64.
   const uint32_t seed = freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(seed);
@@ -246,6 +247,16 @@ TEST(Providers, ASoftmaxOverTheRowIsTakenByEveryProviderOnEveryTarget) {
       cases.push_back({"C(i,j) = softmax(j, " + arg + ")", csrA, "csr_spmm", DType::kF64});
     }
   }
+  for (const std::string bias : {"", " + b(j)", " + r(i)"}) {
+    cases.push_back({"C(i,j) = layernorm(j, A(i,k) * B(k,j)" + bias + ")", csrA, "csr_spmm"});
+    cases.push_back({"C(i,j) = layernorm(j, silu(A(i,k) * B(k,j)" + bias + "))", csrA, "csr_spmm",
+                     DType::kF64});
+  }
+  cases.push_back({"Y(n,o) = layernorm(o, X(n,i) * W(o,i) + b(o))", nmW, "nm_linear"});
+  cases.push_back({"y(o) = layernorm(o, W(o,i) * x(i))", csrW, "csr_spmm"});
+  cases.push_back({"Y(n,o) = layernorm(o, relu(X(n,i) * W(o,i)))", {}, "dense_linear"});
+  cases.push_back({"C(i,j) += layernorm(j, A(i,k) * B(k,j))", csrA, "generated"});
+  cases.push_back({"C(i,j) = layernorm(i, A(i,k) * B(k,j))", csrA, "generated"});
   cases.push_back(
       {"C(i,j) = exp(A(i,k) * B(k,j) - max(l, A(i,m) * B(m,l))) / "
        "sum(n, exp(A(i,p) * B(p,n) - max(q, A(i,t) * B(t,q))))",
@@ -268,6 +279,8 @@ TEST(Providers, ASoftmaxOverTheRowIsTakenByEveryProviderOnEveryTarget) {
     // One column, and rows wider than a register panel (the softmax after the last one).
     for (int64_t j : {int64_t{1}, int64_t{129}, int64_t{300}}) {
       checkCase({"C(i,j) = softmax(j, relu(A(i,k) * B(k,j) + b(j)))", csrA, "csr_spmm"}, rng,
+                {{"j", j}, {"i", 50}, {"k", 60}});
+      checkCase({"C(i,j) = layernorm(j, A(i,k) * B(k,j) + b(j))", csrA, "csr_spmm"}, rng,
                 {{"j", j}, {"i", 50}, {"k", 60}});
     }
   }
@@ -294,6 +307,7 @@ TEST(Providers, BsrSpmmTakesEveryBlockShapeEpilogueAndSpellingOnEveryTarget) {
     cases.push_back({"y(i) = A(i,j) * x(j)", a, "bsr_spmm"});
     cases.push_back({"Y(n,o) = gelu(X(n,i) * W(o,i) + b(o))", w, "bsr_spmm"});
     cases.push_back({"C(i,j) = softmax(j, relu(A(i,k) * B(k,j) + b(j)))", a, "bsr_spmm"});
+    cases.push_back({"C(i,j) = layernorm(j, A(i,k) * B(k,j) + b(j))", a, "bsr_spmm"});
     cases.push_back({"C(i,j) += relu(A(i,k) * B(k,j) + b(j))", a, "bsr_spmm"});
     cases.push_back({"C(i,j) = relu(A(i,k) * B(k,j) + b(j))", a, "bsr_spmm", DType::kF64});
   }
