@@ -21,9 +21,10 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
 - SpMV `y(i) = A(i,j) * x(j)` on a random 100000 x 100000 matrix with 10^7 entries (A csr f32):
   the csr_spmm provider against the same kernel as generated code and scipy's A @ x (target:
   >= 70% of the measured read bandwidth);
-- softmax epilogue: `C(i,j) = softmax(j, A(i,k) * B(k,j) + b(j))` (the row-wise epilogue fused into
-  the CSR SpMM after each row's last panel) against the plain SpMM, the same kernel as generated
-  code, and torch's `softmax(A @ B + b, 1)` (CSR tensor, per call), 64 columns, every matrix;
+- row epilogues: `C(i,j) = softmax(j, A(i,k) * B(k,j) + b(j))` and `layernorm(j, ...)` (fused
+  into the CSR SpMM after each row's last panel) against the plain SpMM, the same kernel as
+  generated code, and torch's `softmax(A @ B + b, 1)` / `layer_norm(A @ B + b, [64])` (CSR tensor,
+  per call), 64 columns, every matrix;
 - BSR SpMM: `C(i,j) = A(i,k) * B(k,j)` with A in bsr:4x4 (the bsr_spmm provider) on DLMC
   transformer weights block-pruned here (the 4x4 blocks of largest norm kept, 25%: a
   block-structured pruned weight), 64 columns, against the same matrix in csr (csr_spmm), as
@@ -127,7 +128,7 @@ for _ in range({repeat}):
 print(statistics.median(samples))
 """
 
-TORCH_SOFTMAX = """
+TORCH_ROW_EPILOGUE = """
 import time, statistics, numpy as np, torch, sparseflow as sf
 torch.set_num_threads(len(__import__("os").sched_getaffinity(0)))
 a = sf.to_scipy(sf.read({path!r})).tocsr().astype(np.float32)
@@ -136,7 +137,8 @@ ta = torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
                              torch.from_numpy(a.data), size=a.shape)
 b, bias = torch.from_numpy(np.load({b!r})), torch.from_numpy(np.load({bias!r}))
 def run():
-    return torch.softmax(ta @ b + bias, 1)
+    x = ta @ b + bias
+    return {row}
 run()
 samples = []
 for _ in range({repeat}):
@@ -293,7 +295,7 @@ def main():
                                floor, basis, f"out= {into / f:.2f}x the CLI's (target <= 1.10); a new "
                                f"output per call {fresh:.3g} ms = {fresh / f:.2f}x",
                                f"kernel(A=a, B=b, b=bias, out=c), kernel = sf.compile('{fused_k}', formats={{'A': 'csr'}})"))
-        # --- the softmax epilogue against the plain SpMM, generated code and torch
+        # --- the row epilogues against the plain SpMM, generated code and torch
         if want("cli_softmax_spmm"):
             for label, path in MATRICES:
                 a = sf.read(path)
@@ -302,29 +304,32 @@ def main():
                 np.save(f"{work}/bs.npy", rng.uniform(-1, 1, 64).astype(np.float32))
                 inputs = {"A": path, "B": f"{work}/Bs.npy"}
                 plain_k = "C(i,j) = A(i,k) * B(k,j)"
-                softmax_k = "C(i,j) = softmax(j, A(i,k) * B(k,j) + b(j))"
-                plain, fused, generated, peer = [], [], [], []
-                for _ in range(args.rounds):
-                    plain.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
-                                               args.repeat))
-                    fused.append(cli_median_ms(args.sparseflow, softmax_k, {"A": "csr"},
-                                               {**inputs, "b": f"{work}/bs.npy"}, args.repeat))
-                    generated.append(cli_median_ms(args.sparseflow, softmax_k, {"A": "csr"},
-                                                   {**inputs, "b": f"{work}/bs.npy"}, args.repeat,
-                                                   ["--generated-only"]))
-                    peer.append(python_ms(TORCH_SOFTMAX.format(path=path, b=f"{work}/Bs.npy",
-                                                               bias=f"{work}/bs.npy",
-                                                               repeat=args.repeat))[0])
-                p = statistics.median(m for m, _ in plain)
-                f = statistics.median(m for m, _ in fused)
-                g = statistics.median(m for m, _ in generated)
-                pm = statistics.median(peer)
-                shape = f"{label}_{rows}x{inner}_nnz{a.num_stored}"
-                out.append(row(f"cli_softmax_spmm/{shape}/64", f, "torch softmax(A @ B + b, 1)", pm,
-                               None, "-", f"speedup {pm / f:.2f}; softmax/plain SpMM = {f / p:.2f}; "
-                               f"provider {fused[0][1]}; as generated code {g:.3g} ms = {g / f:.2f}x",
-                               f"sparseflow run '{softmax_k}' --format A=csr --in A={path} --in B=B.npy "
-                               f"--in b=b.npy --repeat {args.repeat}"))
+                for fn, torch_row in (("softmax", "torch.softmax(x, 1)"),
+                                      ("layernorm", "torch.nn.functional.layer_norm(x, [64])")):
+                    row_k = f"C(i,j) = {fn}(j, A(i,k) * B(k,j) + b(j))"
+                    plain, fused, generated, peer = [], [], [], []
+                    for _ in range(args.rounds):
+                        plain.append(cli_median_ms(args.sparseflow, plain_k, {"A": "csr"}, inputs,
+                                                   args.repeat))
+                        fused.append(cli_median_ms(args.sparseflow, row_k, {"A": "csr"},
+                                                   {**inputs, "b": f"{work}/bs.npy"}, args.repeat))
+                        generated.append(cli_median_ms(args.sparseflow, row_k, {"A": "csr"},
+                                                       {**inputs, "b": f"{work}/bs.npy"},
+                                                       args.repeat, ["--generated-only"]))
+                        peer.append(python_ms(TORCH_ROW_EPILOGUE.format(
+                            path=path, b=f"{work}/Bs.npy", bias=f"{work}/bs.npy", row=torch_row,
+                            repeat=args.repeat))[0])
+                    p = statistics.median(m for m, _ in plain)
+                    f = statistics.median(m for m, _ in fused)
+                    g = statistics.median(m for m, _ in generated)
+                    pm = statistics.median(peer)
+                    shape = f"{label}_{rows}x{inner}_nnz{a.num_stored}"
+                    out.append(row(f"cli_{fn}_spmm/{shape}/64", f, f"torch {torch_row} of A @ B + b",
+                                   pm, None, "-", f"speedup {pm / f:.2f}; {fn}/plain SpMM = "
+                                   f"{f / p:.2f}; provider {fused[0][1]}; as generated code "
+                                   f"{g:.3g} ms = {g / f:.2f}x",
+                                   f"sparseflow run '{row_k}' --format A=csr --in A={path} "
+                                   f"--in B=B.npy --in b=b.npy --repeat {args.repeat}"))
         # --- SpMV on a random 10^5-square matrix with 10^7 entries, against generated code and scipy
         if want("cli_spmv"):
             spmv = f"{work}/spmv.sft"
