@@ -292,6 +292,7 @@ ExprPtr Checker::expandRowFunctionsOf(const ExprPtr& rhs, CheckedKernel& k) cons
   FreshIndexNames names(std::move(taken));
   ExprPtr expanded = expandRowFunctions(rhs, names);
   for (const auto& [copy, index] : names.origins()) k.indexExtents[copy] = k.indexExtents.at(index);
+  k.indexCopyOf = names.origins();
   return expanded;
 }
 

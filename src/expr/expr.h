@@ -150,7 +150,10 @@ struct CheckedKernel {
   std::vector<std::string> params;            ///< scalar parameters, in order of appearance
   std::vector<std::string> freeIndices;       ///< the lhs indices, in lhs order
   std::vector<std::string> reductionIndices;  ///< every reduced index, outermost first
-  DType computeType = DType::kF32;            ///< f64 if any operand is f64, else f32
+  /// The fresh indices of written-out row functions (softmax, layernorm), each with the index it
+  /// copies (and whose extent it has).
+  std::map<std::string, std::string> indexCopyOf;
+  DType computeType = DType::kF32;  ///< f64 if any operand is f64, else f32
 };
 
 /// Checks a statement against the tensors bound to it. The output's entry in `tensors` may be

@@ -213,6 +213,10 @@ class Emitter {
         return v;
       }
     }
+    // A copy made by a written-out row function (layernorm's row count uses no tensor).
+    if (const auto copy = k_.indexCopyOf.find(index); copy != k_.indexCopyOf.end()) {
+      return extents_[index] = extentValue(copy->second);
+    }
     SF_FAIL(kNotSupported) << "index '" << index << "' of " << k_.output
                            << " has no known extent: no input uses it; export with known shapes";
   }
@@ -352,6 +356,30 @@ class Emitter {
       region.converted.push_back("");
       blockArgs << region.args.back() << ": " << elemOf(tensor) << ", ";
     }
+    // A loop no operand indexes (layernorm's row count, `sum(j_2, 1)`) takes its range from an
+    // operand of that extent whose values the region ignores: linalg infers loop ranges from
+    // the operands' shapes.
+    for (const std::string& dim : dims) {
+      bool covered = std::find(step.targetIndices.begin(), step.targetIndices.end(), dim) !=
+                     step.targetIndices.end();
+      for (const auto& [tensor, indices] : region.operands) {
+        covered = covered || std::find(indices.begin(), indices.end(), dim) != indices.end();
+      }
+      if (covered) continue;
+      const int64_t extent = k_.indexExtents.at(dim);
+      const std::string type = "tensor<" +
+                               (extent < 0 ? std::string("?") : std::to_string(extent)) + "x" +
+                               compute_ + ">";
+      const std::string shape = fresh();
+      body_ << "  " << shape << " = tensor.empty(" << (extent < 0 ? extentValue(dim) : "")
+            << ") : " << type << "\n";
+      maps << affineMap(dims, {dim}) << ", ";
+      ins << (region.args.empty() ? "" : ", ") << shape;
+      insTypes << (region.args.empty() ? "" : ", ") << type;
+      region.args.push_back(fresh());
+      region.converted.push_back("");
+      blockArgs << region.args.back() << ": " << compute_ << ", ";
+    }
     maps << affineMap(dims, step.targetIndices);
     const std::string outElem = targetElem(step.target);
     const std::string outArg = fresh();
@@ -375,7 +403,7 @@ class Emitter {
             << (d < step.targetIndices.size() ? "\"parallel\"" : "\"reduction\"");
     }
     body_ << "]}";
-    if (!region.operands.empty()) body_ << " ins(" << ins.str() << " : " << insTypes.str() << ")";
+    if (!region.args.empty()) body_ << " ins(" << ins.str() << " : " << insTypes.str() << ")";
     body_ << " outs(" << value_.at(step.target) << " : " << type << ") {\n";
     body_ << "  ^bb0(" << blockArgs.str() << "):\n" << region.ops.str();
     body_ << "    linalg.yield " << v << " : " << outElem << "\n  } -> " << type << "\n";

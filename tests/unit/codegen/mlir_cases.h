@@ -56,6 +56,16 @@ inline std::vector<MlirCase> mlirCases() {
        "y(i) = A(i,j) * x(j)",
        {{"A", {{8, 16}, f32}}, {"x", {{16}, f32}}},
        {{"A", "dcsr@i64"}}},
+      // Row functions written out: softmax's max and sum, layernorm's row count (a loop no
+      // tensor indexes, ranged by a shape operand).
+      {"softmax_of_spmm",
+       "C(i,j) = softmax(j, A(i,k) * B(k,j))",
+       {{"A", {{8, 16}, f32}}, {"B", {{16, 4}, f32}}},
+       {{"A", "csr"}}},
+      {"layernorm_of_spmm",
+       "C(i,j) = layernorm(j, A(i,k) * B(k,j) + b(j))",
+       {{"A", {{8, 16}, f32}}, {"B", {{16, 4}, f32}}, {"b", {{4}, f32}}},
+       {{"A", "csr"}}},
       {"fused_epilogue",
        "C(i,j) = relu(sum(k, A(i,k) * B(k,j)) + b(j))",
        {{"A", {{8, 16}, f32}}, {"B", {{16, 4}, f32}}, {"b", {{4}, f32}}},
