@@ -309,8 +309,10 @@ class RandomTrees {
       }
       default: {
         static const char* const kIndices[] = {"i", "j", "k", "l"};
-        return makeExpr(Reduce{pick(2) ? ReduceOp::kSum : ReduceOp::kMax, kIndices[pick(4)],
-                               expr(depth - 1 - static_cast<int>(pick(2)))});
+        // every reduction and row function (their text is the same shape)
+        const auto op =
+            static_cast<ReduceOp>(pick(static_cast<uint64_t>(ReduceOp::kLayerNorm) + 1));
+        return makeExpr(Reduce{op, kIndices[pick(4)], expr(depth - 1 - static_cast<int>(pick(2)))});
       }
     }
   }
