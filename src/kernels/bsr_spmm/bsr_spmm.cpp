@@ -18,6 +18,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/activations-inl.h"
+#include "kernels/csr_spmm/spmm_epilogue-inl.h"
 #include "kernels/row_epilogues-inl.h"
 #include "support/check.h"
 
@@ -40,21 +41,8 @@ struct Plan {
 template <typename T>
 HWY_INLINE void finishSegment(const Plan<T>& p, int64_t i, int64_t j0, int64_t count, T* values) {
   const CsrSpmmArgsT<T>& a = *p.a;
-  if (a.bias != nullptr || a.activation != Activation::kNone) {
-    if constexpr (std::is_same_v<T, double>) {
-      for (int64_t t = 0; t < count; ++t) {
-        double x = values[t];
-        if (a.bias != nullptr) x += a.biasPerRow ? a.bias[i] : a.bias[j0 + t];
-        values[t] = activationReference(a.activation, x);
-      }
-    } else if (a.bias != nullptr && a.biasPerRow) {
-      for (int64_t t = 0; t < count; ++t) values[t] += a.bias[i];
-      applyEpilogueWith(a.activation, values, nullptr, count, p.inf);
-    } else {
-      applyEpilogueWith(a.activation, values, a.bias != nullptr ? a.bias + j0 : nullptr, count,
-                        p.inf);
-    }
-  }
+  if (a.bias != nullptr || a.activation != Activation::kNone)
+    epilogueSpan(a, p.inf, values, i, j0, count);
   T* out = a.c + i * a.cols + j0;
   if (a.overwrite) {
     std::copy(values, values + count, out);

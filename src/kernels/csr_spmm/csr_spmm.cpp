@@ -17,6 +17,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/activations-inl.h"
+#include "kernels/csr_spmm/spmm_epilogue-inl.h"
 #include "kernels/row_epilogues-inl.h"
 #include "support/check.h"
 
@@ -48,26 +49,6 @@ constexpr int kMaxVectors = 8;
 template <typename T>
 bool hasEpilogue(const CsrSpmmArgsT<T>& a) {
   return a.activation != Activation::kNone || a.bias != nullptr;
-}
-
-/// The epilogue over `count` product values of row i starting at column j0, in place (`inf`:
-/// the activation's values at ±inf, computed once per call).
-template <typename T>
-HWY_INLINE void epilogueSpan(const CsrSpmmArgsT<T>& a, InfinityValues inf, T* values, int64_t i,
-                             int64_t j0, int64_t count) {
-  if constexpr (std::is_same_v<T, double>) {  // f64: the float64 reference, element by element
-    for (int64_t t = 0; t < count; ++t) {
-      double x = values[t];
-      if (a.bias != nullptr) x += a.biasPerRow ? a.bias[i] : a.bias[j0 + t];
-      values[t] = activationReference(a.activation, x);
-    }
-  } else if (a.bias != nullptr && a.biasPerRow) {
-    const float b = a.bias[i];
-    for (int64_t t = 0; t < count; ++t) values[t] += b;
-    applyEpilogueWith(a.activation, values, nullptr, count, inf);
-  } else {
-    applyEpilogueWith(a.activation, values, a.bias != nullptr ? a.bias + j0 : nullptr, count, inf);
-  }
 }
 
 /// Row i of C, columns [j0, j0 + V·lanes + tail): V full vectors in registers, `tail` (< lanes)
