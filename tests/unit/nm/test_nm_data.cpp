@@ -109,12 +109,17 @@ TEST(NMRealData, LinearLayerOnPrunedDlmcWeightsMatchesFloat64) {
               want += t;
               mag += std::fabs(t);
             }
-            // y is rounded to the dtype: half an ulp of it, plus f32 summation.
+            // y is rounded to the dtype: half an ulp of it (or, below the normal range, half the
+            // subnormal step: f16's is 2^-24, reached by rows with few nonzeros), plus f32
+            // summation.
             const double ulp = dtype == DType::kF32    ? 0x1p-24
                                : dtype == DType::kBF16 ? 0x1p-8
                                                        : 0x1p-11;
+            const double subnormal = dtype == DType::kF32    ? 0x1p-150
+                                     : dtype == DType::kBF16 ? 0x1p-134
+                                                             : 0x1p-25;
             const double got = y.value(b * out + o);
-            if (!(std::fabs(got - want) <= ulp * std::fabs(want) + 1e-5 * mag + 1e-30) &&
+            if (!(std::fabs(got - want) <= ulp * std::fabs(want) + 1e-5 * mag + subnormal) &&
                 ++bad <= 5)
               ADD_FAILURE() << "batch " << batch << " row " << b << " output " << o << ": " << got
                             << ", want " << want << " (" << layer.describe(batch, dtype) << ")";
