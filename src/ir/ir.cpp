@@ -85,6 +85,10 @@ ScalarType unify(ScalarType a, ScalarType b) {
 
 }  // namespace
 
+ScalarType binaryResultType(BinaryOp op, ScalarType a, ScalarType b) {
+  return isComparison(op) ? ScalarType::kBool : unify(a, b);
+}
+
 Expr intImm(int64_t value, ScalarType type) {
   return std::make_shared<IntImm>(value, type);
 }

@@ -285,8 +285,15 @@ Stmt allocate(const Array& array, Expr size, Stmt body, bool perThread = false);
 Stmt sortRange(const Array& array, Expr begin, Expr end);
 Stmt comment(const std::string& text);
 
-/// Prints the IR as indented pseudo-C (what `kernel.ir` shows; stable, used by tests).
+/// Prints the IR as indented pseudo-C (what `kernel.ir` shows; stable, used by tests, read back by
+/// ir/parser.h).
 std::string toString(const Expr& e);
 std::string toString(const Stmt& s);
+/// The label a loop over `var` has unless the text says otherwise: the index of `v_<index>`, else
+/// the variable's own name.
+std::string defaultLoopLabel(const std::string& var);
+
+/// The type binary(op, a, b) gives its result: bool for comparisons, else the wider operand type.
+ScalarType binaryResultType(BinaryOp op, ScalarType a, ScalarType b);
 
 }  // namespace sparseflow::ir

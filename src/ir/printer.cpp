@@ -1,5 +1,6 @@
 // The loop IR's text form: indented, one statement a line, loops with their kind; what users see
-// as `kernel.ir` and what tests compare.
+// as `kernel.ir`, what tests compare, and what ir/parser.cpp reads back (it spells every literal's
+// type and every loop annotation, so that parse(print(ir)) is the same IR: ir/equal.h).
 #include "ir/expr_writer.h"
 
 namespace sparseflow::ir {
@@ -16,8 +17,21 @@ const char* updateText(UpdateOp op) {
 
 class Printer : public ExprWriter {
  public:
+  /// int64_t literals bare, bools as true / false, other integer types as a cast: `int32_t(5)`.
+  void visitIntImm(const IntImm& n) override {
+    if (n.type == ScalarType::kI64) {
+      out << n.value;
+    } else if (n.type == ScalarType::kBool) {
+      out << (n.value != 0 ? "true" : "false");
+    } else {
+      out << cppTypeName(n.type) << "(" << n.value << ")";
+    }
+  }
+  /// Always with a point, an exponent, inf or nan (so never read back as an integer); f32 with f.
   void visitFloatImm(const FloatImm& n) override {
-    out << digits(n.value) << (n.type == ScalarType::kF32 ? "f" : "");
+    std::string text = digits(n.value);
+    if (text.find_first_not_of("-0123456789") == std::string::npos) text += ".0";
+    out << text << (n.type == ScalarType::kF32 ? "f" : "");
   }
   void visitSelect(const Select& n) override {
     out << "select(";
@@ -34,12 +48,23 @@ class Printer : public ExprWriter {
     out << ")";
   }
 
+  /// A block inside a block is a scope of its own (ir.h: it declares names): `scope:`.
   void visitBlock(const Block& n) override {
-    for (const Stmt& s : n.body) visit(s);
+    for (const Stmt& s : n.body) {
+      if (s->kind == StmtKind::kBlock) {
+        line();
+        out << "scope:\n";
+        nested(s);
+      } else {
+        visit(s);
+      }
+    }
   }
   void visitFor(const For& n) override {
     line();
-    out << "for " << n.var << " in [";
+    out << "for " << n.var;
+    if (n.varType != ScalarType::kI64) out << ": " << cppTypeName(n.varType);
+    out << " in [";
     visit(n.begin);
     out << ", ";
     visit(n.end);
@@ -51,7 +76,10 @@ class Printer : public ExprWriter {
     if (!n.notes.workspace.empty()) out << " into(" << n.notes.workspace << ")";
     if (n.notes.critical) out << " critical";
     if (!n.notes.gpuAxis.empty()) out << " bind(" << n.notes.gpuAxis << ")";
-    if (!n.notes.label.empty() && "v_" + n.notes.label != n.var) out << "  # " << n.notes.label;
+    if (n.notes.disjointWrites) out << " disjoint";
+    if (n.notes.label != defaultLoopLabel(n.var)) {
+      out << "  # " << (n.notes.label.empty() ? "(no label)" : n.notes.label);
+    }
     out << ":\n";
     nested(n.body);
   }
@@ -123,6 +151,10 @@ class Printer : public ExprWriter {
 };
 
 }  // namespace
+
+std::string defaultLoopLabel(const std::string& var) {
+  return var.rfind("v_", 0) == 0 ? var.substr(2) : var;
+}
 
 std::string toString(const Expr& e) {
   Printer p;

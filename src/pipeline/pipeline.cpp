@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "jit/jit.h"
+#include "lower/lowered_text.h"
 #include "pipeline/parts_executable.h"
 #include "pipeline/providers/generated_executable.h"
 #include "pipeline/stages.h"
@@ -112,10 +113,12 @@ CompiledKernel compile(const std::string& text, const KernelOptions& options) {
     return k;
   }
   lower::LoweredKernel lowered;
+  // Kernel::ir() is the loop IR; the stage prints the whole lowered kernel, header included, as
+  // `sparseflow opt` reads it back.
   auto keepIr = [&] {
     k.lowered = lowered;
     k.ir = printLowered(lowered);
-    return k.ir;
+    return lower::printKernel(lowered);
   };
   if (!stages.run(Stage::kLower, [&] {
         lowered = lowerStage(checked);
@@ -124,7 +127,7 @@ CompiledKernel compile(const std::string& text, const KernelOptions& options) {
     return k;
   }
   if (!stages.run(Stage::kSchedule, [&] {
-        lowered = scheduleStage(std::move(lowered), checked);
+        lowered = scheduleStage(std::move(lowered), checked.schedule);
         return keepIr();
       })) {
     return k;

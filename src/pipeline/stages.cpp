@@ -126,16 +126,15 @@ lower::LoweredKernel lowerStage(const CheckedStage& checked) {
   return lower::lowerKernel(checked.checked, checked.lowerOptions);
 }
 
-lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const CheckedStage& checked) {
-  const schedule::Schedule& sched = checked.schedule;
+lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const schedule::Schedule& sched) {
   SF_CHECK_CODE(lowered.assembledLevel < 0 || !schedule::hasParallel(sched),
                 ErrorCode::kNotSupported)
-      << "output " << checked.checked.output
+      << "output " << lowered.tensors.at(0).name
       << " is assembled row by row (per-thread workspaces over the default parallel row loop): a "
          "schedule may not choose other parallel loops for it ('"
       << sched.toString() << "')";
   const std::vector<schedule::DenseOutput> denseOutputs =
-      denseOutputOf(lowered, checked.checked.statement.lhs.indices);
+      denseOutputOf(lowered, lowered.outputIndices);
   lowered.body = schedule::applySchedule(lowered.body, sched, denseOutputs);
   if (lowered.symbolic)
     lowered.symbolic = schedule::applySchedule(lowered.symbolic, sched, denseOutputs);

@@ -37,9 +37,11 @@ CanonicalStage canonicalizeStage(const CheckedStage& checked);
 std::string printCanonical(const CanonicalStage& canonical);
 
 lower::LoweredKernel lowerStage(const CheckedStage& checked);
-lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const CheckedStage& checked);
+/// The stages after lowering read only the lowered kernel (and the schedule): they run on its text
+/// form too (lower/lowered_text.h, `sparseflow opt`).
+lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const schedule::Schedule& sched);
 lower::LoweredKernel defaultTransformsStage(lower::LoweredKernel lowered);
-/// The loop IR printed (both phases of an assembling kernel).
+/// The loop IR printed (both phases of an assembling kernel): Kernel::ir().
 std::string printLowered(const lower::LoweredKernel& lowered);
 
 struct Selection {

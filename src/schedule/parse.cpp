@@ -126,7 +126,15 @@ class Parser {
       if (wantNumber) {
         d.factor = number("a factor for " + name);
       } else {
+        const size_t at = pos_;
         d.loops.push_back(identifier("a loop name in " + name));
+        // Only a GPU axis (bind's second argument: blockIdx.x) has a dot; loop names are C++
+        // identifiers in the generated code.
+        const bool gpuAxis = arity.primitive == Primitive::kBind && d.loops.size() == 2;
+        if (!gpuAxis && d.loops.back().find('.') != std::string::npos) {
+          pos_ = at + d.loops.back().find('.');
+          fail("a loop name (letters, digits and _) in " + name);
+        }
       }
       skipSpace();
       if (pos_ < text_.size() && text_[pos_] == ',') {

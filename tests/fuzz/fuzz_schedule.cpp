@@ -1,8 +1,9 @@
 // libFuzzer target: any schedule text parses or gives a parse error; what parses prints back to
 // the same text; applied to the loop IR of SpMM (csr), of SDDMM and of the two-nest fused epilogue
 // kernel (with the default schedule's passes after it) it gives a scheduled IR whose scopes are
-// well formed (every name declared once where it is visible: ir/verify.h) or a user error
-// (kInvalidArgument, kNotSupported), never an internal error or a crash.
+// well formed (every name declared once where it is visible: ir/verify.h) and whose printed text
+// reads back as the same IR (ir/parser.h, ir/equal.h), or a user error (kInvalidArgument,
+// kNotSupported), never an internal error or a crash.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "expr/expr.h"
+#include "ir/equal.h"
+#include "ir/parser.h"
 #include "ir/verify.h"
 #include "lower/lower.h"
 #include "schedule/schedule.h"
@@ -33,6 +36,16 @@ lower::LoweredKernel lowered(const std::string& text) {
   lower::LowerOptions options;
   options.formats = {{"A", Format::parse("csr", 2)}, {"M", Format::parse("csr", 2)}};
   return lower::lowerKernel(expr::check(s, used), options);
+}
+
+/// What the text of `k`'s body may use undeclared: its arrays and extents.
+ir::ParseEnvironment environment(const lower::LoweredKernel& k) {
+  ir::ParseEnvironment env;
+  env.arrays["sf_params"] = ir::ScalarType::kF64;
+  for (const std::string& index : k.indexVars)
+    env.scalars[lower::extentName(index)] = ir::ScalarType::kI64;
+  for (const lower::ArrayBinding& a : k.arrays) env.arrays[a.array.name] = a.array.element;
+  return env;
 }
 
 /// What the entry point declares for `k`'s body: extents, arrays, parameters.
@@ -77,6 +90,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           schedule::specializeExtents(schedule::splitAccumulators(scheduled));
       (void)ir::toString(versioned);
       if (!ir::verifyScopes(versioned, external(*kernel)).empty()) __builtin_trap();
+      // Printed, the IR reads back as itself (a parse error here is a printer or parser bug).
+      for (const ir::Stmt& stage : {scheduled, versioned}) {
+        ir::Stmt back;
+        try {
+          back = ir::parseStmt(ir::toString(stage), environment(*kernel));
+        } catch (...) {
+          __builtin_trap();
+        }
+        if (!ir::equal(back, stage)) __builtin_trap();
+      }
     } catch (const Error& e) {
       // A refused schedule: fine, as long as it is a user error.
       if (e.code() != ErrorCode::kInvalidArgument && e.code() != ErrorCode::kNotSupported)

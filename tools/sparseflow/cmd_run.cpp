@@ -19,6 +19,7 @@
 #include "sparseflow/io.h"
 #include "sparseflow/kernel.h"
 #include "sparseflow/process.h"
+#include "sparseflow/text_file.h"
 #include "sparseflow/weights.h"
 
 namespace sparseflow::tools {
@@ -101,37 +102,6 @@ Kernel compileKernel(const KernelArgs& args, const KernelOptions& options) {
     for (const std::string& d : args.dtypes) given += " --dtype " + d;
     throw Error(e.code(),
                 std::string(e.what()) + (given.empty() ? "" : "\n  (given:" + given + ")"));
-  }
-}
-
-/// `text` written to `path` through a temporary in the same directory, renamed when complete.
-void writeTextFile(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  // Renamed over the path: a directory, FIFO or device (/dev/null) is refused, never replaced.
-  const std::string special = fs::is_directory(target) ? "a directory" : specialFileKind(path);
-  if (!special.empty()) {
-    throw Error(ErrorCode::kIoError, "cannot write '" + path + "': it is " + special +
-                                         "; sparseflow writes regular files only");
-  }
-  const fs::path temp = target.parent_path() / ("." + target.filename().string() + ".sparseflow-" +
-                                                std::to_string(::getpid()) + ".tmp");
-  StagingPath staging(temp.string(), false);  // removed if a signal ends the process
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temp, ignored);
-      throw Error(ErrorCode::kIoError, "cannot write '" + path + "'");
-    }
-  }
-  std::error_code ec;
-  fs::rename(temp, target, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    throw Error(ErrorCode::kIoError, "cannot write '" + path + "': " + ec.message());
   }
 }
 

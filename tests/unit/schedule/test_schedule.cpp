@@ -153,15 +153,15 @@ TEST(DefaultSchedule, GeneratedCodeSplitsSumsAndForksOnlyForEnoughWork) {
 
 TEST(SchedulePrimitives, DefaultIsParallelOuterLoop) {
   const std::string ir = irOf(kSpmv, {{"A", "csr"}}, "");
-  EXPECT_NE(ir.find("for v_i in [0, n_i) parallel:"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("for v_i in [0, n_i) parallel disjoint:"), std::string::npos) << ir;
 }
 
 TEST(SchedulePrimitives, SplitMakesTwoLoopsAndParallelGoesOuter) {
   const std::string ir = irOf(kSpmv, {{"A", "csr"}}, "split(i, i0, i1, 64); parallel(i0)");
-  EXPECT_NE(ir.find("for v_i0 in [0, (((v_i_end - v_i_begin) + 63) / 64)) parallel:"),
+  EXPECT_NE(ir.find("for v_i0 in [0, (((v_i_end - v_i_begin) + 63) / 64)) parallel disjoint:"),
             std::string::npos)
       << ir;
-  EXPECT_NE(ir.find("for v_i1 in [0, min(64, (v_i_end - (v_i_begin + (v_i0 * 64))))):"),
+  EXPECT_NE(ir.find("for v_i1 in [0, min(64, (v_i_end - (v_i_begin + (v_i0 * 64))))) disjoint:"),
             std::string::npos)
       << ir;
   EXPECT_NE(ir.find("let v_i: int64_t = ((v_i_begin + (v_i0 * 64)) + v_i1)"), std::string::npos)
@@ -241,7 +241,7 @@ TEST(SchedulePrimitives, SparseFuseWalksTheEntriesInOneLoop) {
 
 TEST(SchedulePrimitives, VectorizeInnerDenseLoopButNotAScatter) {
   const std::string ir = irOf(kSpmm, {{"A", "csr"}}, "vectorize(j)");
-  EXPECT_NE(ir.find("for v_j in [0, n_j) vectorized:"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("for v_j in [0, n_j) vectorized disjoint:"), std::string::npos) << ir;
   const std::string e = errorOf("y(j) = A(i,j) * x(i)", {{"A", "csr"}}, "vectorize(j)");
   EXPECT_NE(e.find("scatter through an index array"), std::string::npos) << e;
   EXPECT_NE(errorOf(kSpmm, {{"A", "csr"}}, "vectorize(i)").find("only an innermost loop"),
@@ -250,7 +250,7 @@ TEST(SchedulePrimitives, VectorizeInnerDenseLoopButNotAScatter) {
 
 TEST(SchedulePrimitives, UnrollAnnotates) {
   const std::string ir = irOf(kSpmm, {{"A", "csr"}}, "unroll(j, 4)");
-  EXPECT_NE(ir.find("for v_j in [0, n_j) unrolled(4):"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("for v_j in [0, n_j) unrolled(4) disjoint:"), std::string::npos) << ir;
   KernelOptions options;
   options.formats = {{"A", "csr"}};
   options.schedule = "unroll(j, 4)";
@@ -260,7 +260,8 @@ TEST(SchedulePrimitives, UnrollAnnotates) {
 
 TEST(SchedulePrimitives, FuseDenseLoopsOnly) {
   const std::string ir = irOf("C(i,j) = A(i,j) * B(i,j)", {}, "fuse(i, j, f)");
-  EXPECT_NE(ir.find("for v_f in [0, (n_i * v_f_inner)) parallel:"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("for v_f in [0, (n_i * v_f_inner)) parallel disjoint:"), std::string::npos)
+      << ir;
   EXPECT_NE(ir.find("let v_i: int64_t = (v_f / v_f_inner)"), std::string::npos) << ir;
   const std::string e = errorOf("C(i,j) = A(i,j) * B(i,j)", {{"A", "csr"}}, "fuse(i, j, f)");
   EXPECT_NE(e.find("bounds of j depend on i"), std::string::npos) << e;
@@ -298,9 +299,9 @@ TEST(SchedulePrimitives, BindAnnotatesLoopsForTheGpuBackend) {
                                 ErrorCode::kNotSupported);
   EXPECT_NE(e.find("CUDA backend"), std::string::npos) << e;
   const size_t block =
-      e.find("for v_i0 in [0, (((v_i_end - v_i_begin) + 15) / 16)) bind(blockIdx.x):");
+      e.find("for v_i0 in [0, (((v_i_end - v_i_begin) + 15) / 16)) bind(blockIdx.x) disjoint:");
   const size_t thread = e.find("  for v_i1 in [0, min(16, ");
-  EXPECT_NE(e.find("(v_i0 * 16))))) bind(threadIdx.x):"), std::string::npos) << e;
+  EXPECT_NE(e.find("(v_i0 * 16))))) bind(threadIdx.x) disjoint:"), std::string::npos) << e;
   EXPECT_NE(block, std::string::npos) << e;
   EXPECT_NE(thread, std::string::npos) << e;
   EXPECT_LT(block, thread) << e;
