@@ -8,13 +8,6 @@
 namespace sparseflow::ir {
 namespace {
 
-bool declaresNames(const Block& b) {
-  for (const Stmt& s : b.body) {
-    if (s->kind == StmtKind::kLet) return true;
-  }
-  return false;
-}
-
 /// The statements `s` runs, nested blocks without declarations spliced in; a null `s` runs none.
 void flatten(const Stmt& s, std::vector<Stmt>& out, bool top) {
   if (!s) return;

@@ -159,16 +159,12 @@ Expr cast(Expr a, ScalarType type) {
   return std::make_shared<Cast>(std::move(a), type);
 }
 
-namespace {
-
 bool declaresNames(const Block& b) {
   for (const Stmt& s : b.body) {
     if (s->kind == StmtKind::kLet) return true;
   }
   return false;
 }
-
-}  // namespace
 
 Stmt block(std::vector<Stmt> body) {
   std::vector<Stmt> flat;

@@ -268,6 +268,9 @@ Expr unary(UnaryOp op, Expr a);
 Expr select(Expr cond, Expr a, Expr b);
 Expr cast(Expr a, ScalarType type);
 
+/// True when a Let is directly in `b`: the block is a scope (verify.h), never spliced into another.
+bool declaresNames(const Block& b);
+
 /// A list of statements. A nested block that declares names (a Let directly in it) stays a block:
 /// it is a scope (verify.h); other nested blocks are spliced in.
 Stmt block(std::vector<Stmt> body);

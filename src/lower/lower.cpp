@@ -79,6 +79,32 @@ Stmt withHashVersion(NestInput input, std::set<std::string>* namesUsed, LoweredK
 
 }  // namespace
 
+std::vector<Format> assemblyFormatsFor(const Format& f) {
+  const Format& plain = f.isHybrid() ? f.parts().front() : f;
+  std::vector<int32_t> dims;
+  for (const LevelSpec& spec : plain.levels()) {
+    if (std::find(dims.begin(), dims.end(), spec.expr.dim) == dims.end())
+      dims.push_back(spec.expr.dim);
+  }
+  auto inOrder = [&](const std::vector<int32_t>& order) {
+    std::vector<LevelSpec> levels;
+    for (size_t l = 0; l < order.size(); ++l) {
+      LevelSpec spec;
+      spec.expr.dim = order[l];
+      spec.type = l + 1 < order.size() ? LevelType::dense() : LevelType::compressed();
+      levels.push_back(spec);
+    }
+    return Format(plain.rank(), std::move(levels), plain.posWidth(), plain.crdWidth());
+  };
+  std::vector<Format> out{inOrder(dims)};
+  std::vector<int32_t> order = dims;
+  std::sort(order.begin(), order.end());
+  do {
+    if (order != dims) out.push_back(inOrder(order));
+  } while (std::next_permutation(order.begin(), order.end()));
+  return out;
+}
+
 LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions& options) {
   LoweredKernel out;
   out.computeType = kernel.computeType == DType::kF64 ? ScalarType::kF64 : ScalarType::kF32;
@@ -181,15 +207,20 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
       target.format = arg.format;
       if (!isDenseFormat(arg.format)) {
         // The output shares the pattern of a factor with its indices and format (SDDMM): the
-        // body is zero wherever that factor has no entry.
+        // body is zero wherever that factor has no entry. Only when it is the one sparse factor:
+        // with another (A(i,j) * B(i,j), both sparse), the result's pattern is their
+        // intersection, and copying one factor's would store zeros where the other has none.
         Operand* pattern = nullptr;
+        int sparseFactors = 0;
         for (Operand& op : operands) {
           const bool factor = std::any_of(factors.begin(), factors.end(), [&](const auto* a) {
             return a->tensor == op.tensor && a->indices == op.indices;
           });
+          sparseFactors += op.driver && factor;
           if (op.driver && factor && op.indices == target.indices && op.format == arg.format)
             pattern = &op;
         }
+        if (sparseFactors > 1) pattern = nullptr;
         if (pattern != nullptr && normalized.passes.size() == 1) {
           pattern->outputPattern = true;
           out.outputPatternFrom = pattern->tensor;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,9 @@ struct LoweredKernel {
   std::vector<TemporaryArray> temporaries;
   std::vector<std::string> outputIndices;
   std::vector<std::string> notes;  ///< decisions a user should see (densified operands...)
+  /// The output's format when the kernel assembles another (assemblyFormatFor): the runtime
+  /// converts the assembled output to this one (one pass over its entries). Unset: none.
+  std::optional<Format> convertOutputTo;
 };
 
 struct LowerOptions {
@@ -76,6 +80,13 @@ struct LowerOptions {
   /// sparse_fuse(): inputs read through a coordinate (coo) copy with levels in these orders.
   std::map<std::string, std::vector<std::string>> fusedLevels;
 };
+
+/// The formats an output of format `f` can be assembled in when lowering cannot produce `f`
+/// itself, best first: dense levels over one last compressed level (ordered, unique), over the
+/// dimensions in the order `f`'s levels first store them (dcsr, coo, bsr, ell, hyb -> csr; dcsc
+/// -> csc; csf -> levels[d0:dense, d1:dense, d2:compressed]), then in every other order (a csr
+/// output of csc inputs is assembled as csc); `f`'s index widths. The runtime converts.
+std::vector<Format> assemblyFormatsFor(const Format& f);
 
 /// Lowers a checked kernel. Throws kNotSupported naming the tensors and index for what this
 /// version cannot do yet (co-iteration of several sparse operands over one index, sparse outputs

@@ -164,6 +164,8 @@ std::string printKernel(const LoweredKernel& kernel) {
         << joined(t.indices) << "\n";
   }
   out << "output indices " << joined(kernel.outputIndices) << "\n";
+  if (kernel.convertOutputTo)
+    out << "convert output to " << kernel.convertOutputTo->toString() << "\n";
   for (const std::string& note : kernel.notes) out << "note " << escaped(note) << "\n";
   if (kernel.symbolic) out << "symbolic:\n" << ir::toString(kernel.symbolic);
   out << "body:\n" << ir::toString(kernel.body);
@@ -272,13 +274,18 @@ LoweredKernel parseKernel(const std::string& text, const std::string& source) {
       h.expect("indices");
       k.outputIndices = h.names();
       h.end();
+    } else if (h.startsWith("convert")) {
+      h.expect("output");
+      h.expect("to");
+      SF_USER_CHECK(!k.tensors.empty()) << h.where() << ": 'convert output to' before the tensors";
+      k.convertOutputTo = Format::parse(h.rest(), k.tensors.front().rank);
     } else if (h.startsWith("note")) {
       k.notes.push_back(unescaped(h.rest()));
     } else {
       SF_FAIL(kInvalidArgument) << h.where() << ": unknown header line '" << lines[n]
                                 << "' (tensor, array, index, param, compute, pattern from, "
                                    "accumulate, assembled level, hash capacity, loop order, "
-                                   "temporary, output indices, note)";
+                                   "temporary, output indices, convert output to, note)";
     }
   }
   SF_USER_CHECK(!k.tensors.empty()) << source << ": no tensor lines (the output comes first)";
@@ -340,6 +347,7 @@ bool sameKernel(const LoweredKernel& a, const LoweredKernel& b) {
          a.assembledLevel == b.assembledLevel && a.hashCapacity == b.hashCapacity &&
          a.loopOrders == b.loopOrders && sameTemporaries(a.temporaries, b.temporaries) &&
          a.outputIndices == b.outputIndices && a.notes == b.notes &&
+         a.convertOutputTo == b.convertOutputTo &&
          (a.symbolic == nullptr) == (b.symbolic == nullptr) &&
          (a.symbolic == nullptr || ir::equal(a.symbolic, b.symbolic)) && ir::equal(a.body, b.body);
 }

@@ -14,7 +14,8 @@ namespace sparseflow::lower {
 ///   array tC_pos1: int32_t = C pos 1           (one per ArrayBinding: values/pos/crd/meta/slots)
 ///   index i, j, k                              (extent order; n_i... in the body)
 ///   ... `param`, `compute`, `pattern from`, `accumulate`, `assembled level`, `hash capacity`,
-///   `loop order`, `temporary`, `output indices`, `note` lines where they apply ...
+///   `loop order`, `temporary`, `output indices`, `convert output to`, `note` lines where they
+///   apply ...
 ///   symbolic:                                  (the first phase of an assembled output)
 ///   body:
 ///   <the loop IR, ir::toString>

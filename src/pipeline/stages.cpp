@@ -1,6 +1,7 @@
 // The pipeline's stages (see stages.h); pipeline.cpp runs them in order.
 #include "pipeline/stages.h"
 
+#include <exception>
 #include <sstream>
 
 #include "codegen/c/emit_cpp.h"
@@ -123,7 +124,36 @@ std::string printCanonical(const CanonicalStage& canonical) {
 }
 
 lower::LoweredKernel lowerStage(const CheckedStage& checked) {
-  return lower::lowerKernel(checked.checked, checked.lowerOptions);
+  try {
+    return lower::lowerKernel(checked.checked, checked.lowerOptions);
+  } catch (const Error& e) {
+    // An output format lowering does not assemble itself (dcsr, coo, bsr, csf, a permuted level
+    // order...): assembled in dense levels over a last compressed one, in that format's dimension
+    // order (else another), then converted by the runtime. When none lowers, the first error
+    // stands.
+    if (e.code() != ErrorCode::kNotSupported) throw;
+    const std::exception_ptr first = std::current_exception();
+    const std::string& output = checked.checked.output;
+    const auto format = checked.lowerOptions.formats.find(output);
+    if (format == checked.lowerOptions.formats.end()) throw;
+    for (const Format& assembly : lower::assemblyFormatsFor(format->second)) {
+      if (assembly == format->second) continue;
+      lower::LowerOptions options = checked.lowerOptions;
+      options.formats[output] = assembly;
+      lower::LoweredKernel lowered;
+      try {
+        lowered = lower::lowerKernel(checked.checked, options);
+      } catch (const Error&) {
+        continue;
+      }
+      lowered.convertOutputTo = format->second;
+      lowered.notes.push_back("output " + output + " (" + format->second.toString() +
+                              ") is assembled as " + assembly.toString() +
+                              ", then converted (one pass over its entries)");
+      return lowered;
+    }
+    std::rethrow_exception(first);
+  }
 }
 
 lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const schedule::Schedule& sched) {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/assembled_output.h"
+#include "sparseflow/convert.h"
 #include "support/check.h"
 
 namespace sparseflow::pipeline {
@@ -33,6 +34,13 @@ Tensor GeneratedExecutable::makeOutput(const runtime::BoundInputs& bound) const 
 }
 
 Tensor GeneratedExecutable::run(const Inputs& inputs, const Params& params) const {
+  Tensor output = runInAssemblyFormat(inputs, params);
+  // An output format the kernel does not assemble itself: converted, exactly (lower.h).
+  if (lowered_.convertOutputTo) return convert(output, *lowered_.convertOutputTo);
+  return output;
+}
+
+Tensor GeneratedExecutable::runInAssemblyFormat(const Inputs& inputs, const Params& params) const {
   const runtime::BoundInputs bound =
       runtime::bindInputs(statement_, lowered_, inputs, params, &shapes_, &conversions_);
   if (symbolic_) {
@@ -46,9 +54,23 @@ Tensor GeneratedExecutable::run(const Inputs& inputs, const Params& params) cons
 
 void GeneratedExecutable::runInto(const Inputs& inputs, Tensor& output,
                                   const Params& params) const {
+  const lower::TensorArg& out = lowered_.tensors[0];
+  if (lowered_.convertOutputTo) {  // a new pattern, converted: the output is replaced
+    Tensor result = run(inputs, params);
+    SF_USER_CHECK(output.shape() == result.shape())
+        << "output '" << out.name << "' has the wrong shape for these inputs";
+    // ell / hyb choose their width from the data: any width of that format is the same output.
+    const Format& target = *lowered_.convertOutputTo;
+    const bool sameFormat =
+        output.format() == target || output.format() == result.format() ||
+        (target.needsData() && output.format().toString().rfind(target.toString() + ":", 0) == 0);
+    SF_USER_CHECK(sameFormat) << "output '" << out.name << "' is " << output.format().toString()
+                              << "; the kernel makes " << target.toString();
+    output = std::move(result);
+    return;
+  }
   const runtime::BoundInputs bound =
       runtime::bindInputs(statement_, lowered_, inputs, params, &shapes_, &conversions_);
-  const lower::TensorArg& out = lowered_.tensors[0];
   SF_USER_CHECK(output.shape() == bound.outputShape)
       << "output '" << out.name << "' has the wrong shape for these inputs";
   if (symbolic_) {  // a new pattern: the output is replaced, in its format

@@ -30,6 +30,8 @@ class GeneratedExecutable final : public Executable {
  private:
   /// A zero-valued output: dense ones from the pool, sparse ones sharing an input's pattern new.
   Tensor makeOutput(const runtime::BoundInputs& bound) const;
+  /// The output in the format the kernel assembles (before LoweredKernel::convertOutputTo).
+  Tensor runInAssemblyFormat(const Inputs& inputs, const Params& params) const;
 
   expr::Statement statement_;
   lower::LoweredKernel lowered_;
