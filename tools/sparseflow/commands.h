@@ -15,6 +15,7 @@ void addSurveyCommand(CLI::App& app, Action& action);
 void addRunCommand(CLI::App& app, Action& action);
 void addCompileCommand(CLI::App& app, Action& action);
 void addOptCommand(CLI::App& app, Action& action);        // tools/sparseflow/cmd_opt.cpp
+void addTuneCommand(CLI::App& app, Action& action);       // tools/sparseflow/cmd_tune.cpp
 void addBenchmarkCommand(CLI::App& app, Action& action);  // tools/benchmark/cmd_benchmark.cpp
 void addAuditCommand(CLI::App& app, Action& action);
 

@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   sparseflow::tools::addRunCommand(app, action);
   sparseflow::tools::addCompileCommand(app, action);
   sparseflow::tools::addOptCommand(app, action);
+  sparseflow::tools::addTuneCommand(app, action);
   sparseflow::tools::addBenchmarkCommand(app, action);
   sparseflow::tools::addAuditCommand(app, action);
   try {

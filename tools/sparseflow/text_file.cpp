@@ -50,6 +50,21 @@ std::string readTextFile(const std::string& path) {
     text << std::cin.rdbuf();
     return text.str();
   }
+  // Regular files only: a FIFO or a device would block or never end.
+  namespace fs = std::filesystem;
+  const std::string special = fs::is_directory(path) ? "a directory" : specialFileKind(path);
+  if (!special.empty()) {
+    throw Error(ErrorCode::kIoError, "cannot read '" + path + "': it is " + special +
+                                         "; sparseflow reads regular files only");
+  }
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > kMaxTextBytes) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "'" + path + "' is " + std::to_string(size >> 20) +
+                    " MiB; the text this command reads is far smaller (limit " +
+                    std::to_string(kMaxTextBytes >> 20) + " MiB)");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::kIoError, "cannot read '" + path + "'");
   text << in.rdbuf();

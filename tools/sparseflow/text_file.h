@@ -2,6 +2,7 @@
 // temporary in the same directory, renamed when complete).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace sparseflow::tools {
@@ -10,7 +11,11 @@ namespace sparseflow::tools {
 /// kIoError.
 void writeTextFile(const std::string& path, const std::string& text);
 
-/// The whole of `path` ("-": the standard input). Throws kIoError naming the path.
+/// The most bytes readTextFile reads from a file (kernel texts and IR are kilobytes).
+inline constexpr uintmax_t kMaxTextBytes = uintmax_t{64} << 20;
+
+/// The whole of `path` ("-": the standard input): a regular file of at most kMaxTextBytes. Throws
+/// kIoError (or kInvalidArgument for a larger file) naming the path.
 std::string readTextFile(const std::string& path);
 
 }  // namespace sparseflow::tools

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
@@ -348,6 +349,45 @@ TEST_F(CliRun, BadArgumentsNameThemselvesAndWriteNothing) {
       EXPECT_NE(r.err.find(m), std::string::npos) << "stderr: " << r.err;
     EXPECT_EQ(files(), (std::vector<std::string>{"x.npy", "x10.npy"}));
   }
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(CliRun, TuneCollectTimesASampleAndItsArgumentsReproduceIt) {
+  std::vector<float> x(67);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = 0.25f * static_cast<float>(k % 7) - 0.5f;
+  writeNpy(dir_ / "x.npy", x);
+  const Result r = run({"tune", "collect", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in",
+                        "x=x.npy", "--sample", "2", "--seed", "3", "-o", "data.jsonl"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("legal; timing 2"), std::string::npos) << r.err;
+  std::istringstream lines(slurp(dir_ / "data.jsonl"));
+  std::vector<nlohmann::json> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["arguments"], "--format A=csr");  // the default first
+  EXPECT_TRUE(rows[0]["default"].get<bool>());
+  for (const nlohmann::json& row : rows) {
+    EXPECT_GT(row["median_ms"].get<double>(), 0.0) << row.dump();
+    EXPECT_GE(row["first_ms"].get<double>(), row["median_ms"].get<double>()) << row.dump();
+    for (const char* f : {"A.nnz_log2", "A.block_fill_4", "kernel.dense_extent_log2",
+                          "machine.threads", "cfg.A.is_csr", "cfg.split_log2"})
+      EXPECT_TRUE(row["features"].contains(f)) << f;
+  }
+  EXPECT_DOUBLE_EQ(rows[0]["features"]["A.rows_log2"].get<double>(), std::log2(68.0));
+  // The second configuration, spelled for `sparseflow run`, runs.
+  std::vector<std::string> args = {
+      "run", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy", "--repeat", "2"};
+  for (const auto& [name, format] : rows[1]["formats"].items())
+    args.insert(args.end(), {"--format", name + "=" + format.get<std::string>()});
+  if (!rows[1]["schedule"].get<std::string>().empty())
+    args.insert(args.end(), {"--schedule", rows[1]["schedule"].get<std::string>()});
+  if (!rows[1]["hand_tuned"].get<bool>()) args.push_back("--generated-only");
+  const Result again = run(args);
+  EXPECT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.out.find("median_ms"), std::string::npos) << again.out;
 }
 
 }  // namespace

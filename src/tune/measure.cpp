@@ -1,0 +1,49 @@
+// Timing a configuration (measure.h).
+#include "tune/measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "sparseflow/kernel.h"
+
+namespace sparseflow::tune {
+namespace {
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace
+
+Measurement measure(const std::string& kernel, const KernelOptions& base, const Config& config,
+                    const std::map<std::string, const Tensor*>& inputs,
+                    const MeasureOptions& options) {
+  KernelOptions compileOptions = base;
+  compileOptions.formats.clear();
+  for (const auto& [name, format] : config.formats) compileOptions.formats[name] = format;
+  compileOptions.schedule = Schedule::parse(config.schedule);
+  compileOptions.handTuned = config.handTuned;
+  Measurement m;
+  const auto first = std::chrono::steady_clock::now();
+  const Kernel k = Kernel::compile(kernel, compileOptions);
+  Tensor out = k.run(inputs);
+  m.firstMs = millisecondsSince(first);
+  m.provider = k.provider();
+  std::vector<double> times;
+  double total = 0;
+  while (static_cast<int>(times.size()) < options.maxRuns &&
+         (static_cast<int>(times.size()) < options.minRuns || total < options.targetMs)) {
+    const auto start = std::chrono::steady_clock::now();
+    out = k.run(inputs);
+    times.push_back(millisecondsSince(start));
+    total += times.back();
+  }
+  std::sort(times.begin(), times.end());
+  m.runs = static_cast<int>(times.size());
+  m.medianMs = times[times.size() / 2];
+  return m;
+}
+
+}  // namespace sparseflow::tune

@@ -1,0 +1,33 @@
+// Timing one configuration as a user runs it (docs/tune.md): compiled once, then kernel.run on
+// the inputs in the formats the user has them, so that a configuration pays for the conversions
+// it needs. The first call (conversion, and the JIT when the kernel is not cached) is reported on
+// its own; the steady state is the median of the calls after it.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "sparseflow/tensor.h"
+#include "tune/space.h"
+
+namespace sparseflow::tune {
+
+struct Measurement {
+  double medianMs = 0;  ///< steady state: the median over `runs` calls after the first
+  double firstMs = 0;   ///< compile + first call (conversions into the configuration's formats)
+  int runs = 0;
+  std::string provider;  ///< what ran ("csr_spmm", "generated"...)
+};
+
+struct MeasureOptions {
+  int minRuns = 3;
+  int maxRuns = 15;
+  double targetMs = 20;  ///< stop after minRuns once the calls took this long in total
+};
+
+/// Times `config` of `kernel` on `inputs` (by name; formats as the caller holds them).
+Measurement measure(const std::string& kernel, const KernelOptions& base, const Config& config,
+                    const std::map<std::string, const Tensor*>& inputs,
+                    const MeasureOptions& options = {});
+
+}  // namespace sparseflow::tune

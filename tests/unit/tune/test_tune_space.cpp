@@ -1,0 +1,220 @@
+// The autoconfigurator's space and features: features of matrices whose values are known by
+// construction (identity, dense blocks, a band, an empty matrix) and the same in every input
+// format; the SpMM space's size, order and legality (a sample of configurations, compiled and run,
+// against float64); n:m candidates only for inputs that are exactly n:m; configuration, kernel
+// and machine features.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/random_coo.h"
+#include "sparseflow/build.h"
+#include "sparseflow/convert.h"
+#include "sparseflow/kernel.h"
+#include "sparseflow/nm.h"
+#include "tune/features.h"
+#include "tune/space.h"
+
+namespace sparseflow::tune {
+namespace {
+
+const bool kCacheDirSet = [] {
+  return setenv("SPARSEFLOW_CACHE_DIR", SPARSEFLOW_TEST_CACHE_DIR, 0) == 0;
+}();
+
+Tensor fromValues(int64_t rows, int64_t cols, const std::vector<double>& v, const char* format) {
+  return fromDense({rows, cols}, v.data(), Format::parse(format, 2), DType::kF32);
+}
+
+std::vector<double> identity(int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n * n), 0.0);
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i * n + i)] = 1.0;
+  return v;
+}
+
+TEST(TuneFeatures, AnIdentityMatrixHasItsKnownFeatures) {
+  const Features f = matrixFeatures(fromValues(64, 64, identity(64), "csr"));
+  EXPECT_DOUBLE_EQ(f.at("rows_log2"), std::log2(65.0));
+  EXPECT_DOUBLE_EQ(f.at("density"), 1.0 / 64);
+  EXPECT_DOUBLE_EQ(f.at("row_mean_log2"), 1.0);  // log2(1 + 1)
+  EXPECT_DOUBLE_EQ(f.at("row_cv"), 0.0);
+  EXPECT_DOUBLE_EQ(f.at("row_max_over_mean"), 1.0);
+  EXPECT_DOUBLE_EQ(f.at("row_empty_fraction"), 0.0);
+  EXPECT_DOUBLE_EQ(f.at("row_hist_1"), 1.0);
+  EXPECT_DOUBLE_EQ(f.at("band_mean"), 0.0);
+  EXPECT_DOUBLE_EQ(f.at("diagonal_fraction"), 1.0);
+  EXPECT_DOUBLE_EQ(f.at("contiguous_fraction"), 0.0);
+  // b x b diagonal blocks hold b entries each: fill b / b^2.
+  for (int b : kBlockSides) EXPECT_DOUBLE_EQ(f.at("block_fill_" + std::to_string(b)), 1.0 / b);
+  // The image: the diagonal cells hold 1/8 each, the others nothing.
+  for (int r = 0; r < kImage; ++r) {
+    for (int c = 0; c < kImage; ++c) {
+      EXPECT_DOUBLE_EQ(f.at("image_" + std::to_string(r * kImage + c)), r == c ? 1.0 / kImage : 0)
+          << r << "," << c;
+    }
+  }
+}
+
+TEST(TuneFeatures, DenseBlocksFillTheirBlocksAndEveryFormatGivesTheSameFeatures) {
+  // 4x4 dense blocks on the diagonal of a 96 x 96 matrix.
+  std::vector<double> v(96 * 96, 0.0);
+  for (int64_t i = 0; i < 96; ++i) {
+    for (int64_t j = i / 4 * 4; j < i / 4 * 4 + 4; ++j) v[static_cast<size_t>(i * 96 + j)] = 1.5;
+  }
+  const Features f = matrixFeatures(fromValues(96, 96, v, "csr"));
+  EXPECT_DOUBLE_EQ(f.at("block_fill_2"), 1.0);
+  EXPECT_DOUBLE_EQ(f.at("block_fill_4"), 1.0);
+  EXPECT_DOUBLE_EQ(f.at("block_fill_8"), 0.5);    // 2 of the 4 quarter blocks
+  EXPECT_DOUBLE_EQ(f.at("block_fill_16"), 0.25);  // 4 of 16
+  EXPECT_DOUBLE_EQ(f.at("contiguous_fraction"), 0.75);
+  EXPECT_DOUBLE_EQ(f.at("row_hist_3"), 1.0);  // every row holds 4 entries: bucket 4-7
+  for (const char* format : {"coo", "csc", "bsr:4x4", "dcsr", "ell"}) {
+    const Features g = matrixFeatures(fromValues(96, 96, v, format));
+    EXPECT_EQ(g.names, f.names) << format;
+    EXPECT_EQ(g.values, f.values) << format;
+  }
+}
+
+TEST(TuneFeatures, SampledRowsAndEmptyMatricesStayFinite) {
+  // A tall random matrix (more rows than the sample) and an empty one.
+  std::mt19937_64 rng(sparseflow::testing::freshSeed());
+  const Coo coo = sparseflow::testing::randomCoo({9000, 300}, 0.01, rng());
+  const Tensor tall = fromCoo(coo, Format::parse("csr", 2));
+  const Features f = matrixFeatures(tall);
+  EXPECT_NEAR(f.at("density"), static_cast<double>(tall.numStored()) / (9000.0 * 300), 1e-12);
+  double image = 0;
+  for (int k = 0; k < kImage * kImage; ++k) image += f.at("image_" + std::to_string(k));
+  EXPECT_NEAR(image, 1.0, 1e-9);
+  // Uniform random: the sampled block fill at 2 is about the density scaled by the blocks hit.
+  EXPECT_GT(f.at("block_fill_2"), 0.24);
+  EXPECT_LT(f.at("block_fill_2"), 0.3);
+  const Features empty = matrixFeatures(fromValues(5, 7, std::vector<double>(35, 0.0), "csr"));
+  for (size_t k = 0; k < empty.values.size(); ++k) {
+    EXPECT_TRUE(std::isfinite(empty.values[k])) << empty.names[k];
+  }
+  EXPECT_DOUBLE_EQ(empty.at("row_empty_fraction"), 1.0);
+}
+
+TEST(TuneFeatures, MachineKernelAndConfigurationFeatures) {
+  const Features m = machineFeatures();
+  EXPECT_TRUE(m.at("simd_f32_lanes") == 4 || m.at("simd_f32_lanes") == 8 ||
+              m.at("simd_f32_lanes") == 16)
+      << m.at("simd_f32_lanes");
+  EXPECT_GE(m.at("threads"), 1);
+
+  const Tensor a = fromValues(64, 64, identity(64), "csr");
+  std::vector<double> bv(64 * 32, 0.5);
+  const Tensor b = fromDense({64, 32}, bv.data(), Format::parse("dense", 2), DType::kF32);
+  const Tensor x = fromDense({64}, bv.data(), Format::parse("dense", 1), DType::kF32);
+  const Features spmm = kernelFeatures("C(i,j) = A(i,k) * B(k,j)", {{"A", &a}, {"B", &b}});
+  EXPECT_DOUBLE_EQ(spmm.at("dense_extent_log2"), 5.0);  // 32 columns
+  EXPECT_DOUBLE_EQ(spmm.at("contraction"), 1.0);
+  EXPECT_DOUBLE_EQ(spmm.at("reduced_indices"), 1.0);
+  const Features spmv = kernelFeatures("y(i) = relu(A(i,k) * x(k))", {{"A", &a}, {"x", &x}});
+  EXPECT_DOUBLE_EQ(spmv.at("dense_extent_log2"), 0.0);
+  EXPECT_DOUBLE_EQ(spmv.at("epilogue"), 1.0);
+
+  Config c;
+  c.formats = {{"A", "bsr:4x2"}};
+  c.split = 64;
+  c.unroll = 4;
+  c.handTuned = false;
+  const Features cf = configFeatures(c, {"A"});
+  EXPECT_DOUBLE_EQ(cf.at("A.is_bsr"), 1.0);
+  EXPECT_DOUBLE_EQ(cf.at("A.is_csr"), 0.0);
+  EXPECT_DOUBLE_EQ(cf.at("A.block_rows_log2"), 2.0);
+  EXPECT_DOUBLE_EQ(cf.at("A.block_cols_log2"), 1.0);
+  EXPECT_DOUBLE_EQ(cf.at("split_log2"), 6.0);
+  EXPECT_DOUBLE_EQ(cf.at("unroll_log2"), 2.0);
+  EXPECT_DOUBLE_EQ(cf.at("hand_tuned"), 0.0);
+  for (const char* format : {"csr", "csc", "dcsr", "coo", "ell", "hyb:8", "2:4"}) {
+    c.formats = {{"A", format}};
+    const Features g = configFeatures(c, {"A"});
+    double families = 0;
+    for (const char* k : {"csr", "csc", "dcsr", "coo", "bsr", "ell", "hyb", "nm"})
+      families += g.at(std::string("A.is_") + k);
+    EXPECT_DOUBLE_EQ(families, 1.0) << format;
+  }
+  c.formats = {{"A", "hyb:8"}};
+  EXPECT_DOUBLE_EQ(configFeatures(c, {"A"}).at("A.hyb_width_log2"), 3.0);
+}
+
+TEST(TuneSpace, SpmmHasAThousandLegalConfigurationsThatRunCorrectly) {
+  const uint64_t seed = sparseflow::testing::freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const Coo coo = sparseflow::testing::randomCoo({61, 47}, 0.1, rng());
+  const Tensor a = fromCoo(coo, Format::parse("csr", 2));
+  std::vector<double> bv(47 * 24);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (double& v : bv) v = u(rng);
+  const Tensor b = fromDense({47, 24}, bv.data(), Format::parse("dense", 2), DType::kF32);
+  const std::string kernel = "C(i,j) = A(i,k) * B(k,j)";
+  SpaceRequest request;
+  request.kernel = kernel;
+  request.tuned = {{"A", &a}};
+  const Space space = enumerateSpace(request);
+  std::string refusals;
+  for (const std::string& why : space.why) refusals += "\n  " + why;
+  EXPECT_GE(space.configs.size(), 1000u) << space.considered << " considered; refused:" << refusals;
+  EXPECT_LE(static_cast<int64_t>(space.configs.size()), space.considered);
+  ASSERT_FALSE(space.configs.empty());
+  EXPECT_EQ(space.configs.front().arguments(), "--format A=csr");  // the default first
+  std::set<std::string> distinct;
+  std::set<std::string> formats;
+  for (const Config& c : space.configs) {
+    distinct.insert(c.arguments());
+    formats.insert(c.formats.at("A"));
+  }
+  EXPECT_EQ(distinct.size(), space.configs.size());
+  for (const char* f : {"csr", "csc", "dcsr", "coo", "ell", "hyb:8", "bsr:4x4", "bsr:16x1"})
+    EXPECT_TRUE(formats.count(f)) << f;
+  EXPECT_FALSE(formats.count("2:4"));  // random values are not 2:4
+
+  // A sample across the space compiles, runs and matches float64.
+  std::vector<double> ad = toDense(a), want(61 * 24, 0.0);
+  for (int64_t i = 0; i < 61; ++i) {
+    for (int64_t k = 0; k < 47; ++k) {
+      for (int64_t j = 0; j < 24; ++j) {
+        want[static_cast<size_t>(i * 24 + j)] +=
+            ad[static_cast<size_t>(i * 47 + k)] *
+            static_cast<double>(static_cast<float>(bv[static_cast<size_t>(k * 24 + j)]));
+      }
+    }
+  }
+  const size_t step = space.configs.size() / 6;
+  for (size_t n = 0; n < space.configs.size(); n += step) {
+    const Config& c = space.configs[n];
+    SCOPED_TRACE(c.arguments());
+    KernelOptions options;
+    for (const auto& [name, format] : c.formats) options.formats[name] = format;
+    options.schedule = Schedule::parse(c.schedule);
+    options.handTuned = c.handTuned;
+    const Kernel k = Kernel::compile(kernel, options);
+    const std::vector<double> got = toDense(k.run({{"A", &a}, {"B", &b}}));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], want[e], 1e-5) << e;
+  }
+}
+
+TEST(TuneSpace, NMFormatsAreCandidatesOnlyWhereNothingIsDropped) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  std::vector<double> v(16 * 32);
+  for (double& x : v) x = u(rng);
+  const Tensor dense = fromValues(16, 32, v, "dense");
+  const Tensor pruned = nm::prune(dense, {2, 4});
+  std::vector<std::string> formats = candidateFormats(convert(pruned, Format::parse("csr", 2)));
+  EXPECT_NE(std::find(formats.begin(), formats.end(), "2:4"), formats.end());
+  EXPECT_EQ(std::find(formats.begin(), formats.end(), "1:4"), formats.end());
+  formats = candidateFormats(convert(dense, Format::parse("csr", 2)));
+  EXPECT_EQ(std::find(formats.begin(), formats.end(), "2:4"), formats.end());
+}
+
+}  // namespace
+}  // namespace sparseflow::tune
