@@ -10,7 +10,8 @@ core=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchma
       python3 python3-venv python3-dev python3-numpy python3-scipy python3-pytest python3-torch
       pybind11-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libxxhash-dev
       libopenblas-dev libeigen3-dev libgraphblas-dev python3-matplotlib
-      mlir-16-tools)  # mlir-opt-16: the MLIR export is parsed and sparsified in make test
+      mlir-16-tools   # mlir-opt-16: the MLIR export is parsed and sparsified in make test
+      libxgboost-dev)  # the autoconfigurator's cost model (src/tune/cost_model.cpp)
 bench=(libdnnl-dev time)  # time: bench/cli_convert.py reads peak RSS from GNU time
 fuzz=(clang libclang-rt-14-dev)
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -51,6 +52,20 @@ std::vector<int64_t> spread(int64_t n, int64_t count) {
   return out;
 }
 
+/// "prefix0", "prefix1", ...: feature names built once, not on every call.
+std::vector<std::string> numbered(const std::string& prefix, int count) {
+  std::vector<std::string> out;
+  for (int k = 0; k < count; ++k) out.push_back(prefix + std::to_string(k));
+  return out;
+}
+
+/// How many of `n` items a feature reads: a 1/kSampleDivisor share of them, at least `least` (or
+/// all when fewer), at most `most`. One SpMM call does tens of flops per entry; the features'
+/// few operations per sampled entry then stay a few percent of it.
+int64_t sampled(int64_t n, int64_t least, int64_t most) {
+  return std::min(n, std::clamp(n / kSampleDivisor, least, most));
+}
+
 template <typename P, typename C>
 Features csrFeatures(int64_t rows, int64_t cols, const P* pos, const C* crd) {
   Features f;
@@ -63,47 +78,56 @@ Features csrFeatures(int64_t rows, int64_t cols, const P* pos, const C* crd) {
   f.add("density", rows * cols > 0 ? static_cast<double>(nnz) / static_cast<double>(rows) /
                                          static_cast<double>(cols)
                                    : 0.0);
-  // Row lengths: the offsets only.
-  double sum = 0, sumSq = 0, most = 0;
-  int64_t empty = 0;
+  // Row lengths: the mean exactly, the rest over sampled rows (their offsets only).
+  const double mean = rows > 0 ? static_cast<double>(nnz) / static_cast<double>(rows) : 0.0;
+  const std::vector<int64_t> rowSample = spread(rows, sampled(rows, 64, 2048));
+  double sumSq = 0, sum = 0, most = 0, empty = 0;
   constexpr int kBuckets = 8;  // 0, 1, 2-3, 4-7, ..., >= 64
   double histogram[kBuckets] = {};
-  for (int64_t r = 0; r < rows; ++r) {
-    const double len = static_cast<double>(pos[r + 1] - pos[r]);
-    sum += len;
-    sumSq += len * len;
-    most = std::max(most, len);
+  for (int64_t r : rowSample) {
+    const int64_t len = static_cast<int64_t>(pos[r + 1] - pos[r]);
+    const double d = static_cast<double>(len);
+    sum += d;
+    sumSq += d * d;
+    most = std::max(most, d);
     empty += len == 0;
-    const int bucket = len == 0 ? 0 : std::min(kBuckets - 1, 1 + static_cast<int>(std::log2(len)));
-    histogram[bucket] += 1;
+    histogram[std::min<int>(kBuckets - 1, std::bit_width(static_cast<uint64_t>(len)))] += 1;
   }
-  const double mean = rows > 0 ? sum / static_cast<double>(rows) : 0.0;
-  const double var =
-      rows > 0 ? std::max(0.0, sumSq / static_cast<double>(rows) - mean * mean) : 0.0;
+  const double seenRows = std::max<double>(1, static_cast<double>(rowSample.size()));
+  const double sampleMean = sum / seenRows;
+  const double var = std::max(0.0, sumSq / seenRows - sampleMean * sampleMean);
   f.add("row_mean_log2", log2p1(mean));
-  f.add("row_cv", mean > 0 ? std::sqrt(var) / mean : 0.0);
-  f.add("row_max_over_mean", mean > 0 ? most / mean : 0.0);
-  f.add("row_empty_fraction",
-        rows > 0 ? static_cast<double>(empty) / static_cast<double>(rows) : 0);
+  f.add("row_cv", sampleMean > 0 ? std::sqrt(var) / sampleMean : 0.0);
+  f.add("row_max_over_mean", sampleMean > 0 ? most / sampleMean : 0.0);
+  f.add("row_empty_fraction", empty / seenRows);
+  static const std::vector<std::string> kHistNames = numbered("row_hist_", kBuckets);
   for (int b = 0; b < kBuckets; ++b)
-    f.add("row_hist_" + std::to_string(b), rows > 0 ? histogram[b] / static_cast<double>(rows) : 0);
+    f.add(kHistNames[static_cast<size_t>(b)], histogram[b] / seenRows);
 
-  // Coordinates, from the sampled rows.
+  // Coordinates, from sampled rows (at most 64 entries of each).
+  const int64_t entryBudget = sampled(nnz, 128, 4096);
+  const int64_t entryRows = std::clamp<int64_t>(
+      static_cast<int64_t>(static_cast<double>(entryBudget) / std::max(1.0, mean)), 16, 1 << 20);
   const double width = std::max<double>(1, static_cast<double>(cols));
+  const double diagonalSlope = width / std::max<double>(1, static_cast<double>(rows));
+  const double imageRow =
+      static_cast<double>(kImage) / std::max<double>(1, static_cast<double>(rows));
+  const double imageCol = static_cast<double>(kImage) / width;
   double seen = 0, distance = 0, farthest = 0, diagonal = 0, contiguous = 0;
   std::vector<double> image(kImage * kImage, 0.0);
-  for (int64_t r : spread(rows, kSampledRows)) {
-    const int64_t cell = r * kImage / std::max<int64_t>(rows, 1);
-    for (P e = pos[r]; e < pos[r + 1]; ++e) {
+  for (int64_t r : spread(rows, entryRows)) {
+    const int64_t cell = std::min<int64_t>(kImage - 1, static_cast<int64_t>(r * imageRow));
+    const P end = std::min<P>(pos[r + 1], pos[r] + 64);
+    for (P e = pos[r]; e < end; ++e) {
       const int64_t c = static_cast<int64_t>(crd[e]);
       // Row r of a rows x cols matrix sits at column r * cols / rows on its diagonal.
-      const double d = std::fabs(static_cast<double>(c) -
-                                 static_cast<double>(r) * width / std::max<double>(1, rows));
+      const double d = std::fabs(static_cast<double>(c) - static_cast<double>(r) * diagonalSlope);
       distance += d;
       farthest = std::max(farthest, d);
       diagonal += d <= 0.01 * width + 1;
       contiguous += e + 1 < pos[r + 1] && static_cast<int64_t>(crd[e + 1]) == c + 1;
-      image[static_cast<size_t>(cell * kImage + c * kImage / std::max<int64_t>(cols, 1))] += 1;
+      const int64_t column = std::min<int64_t>(kImage - 1, static_cast<int64_t>(c * imageCol));
+      image[static_cast<size_t>(cell * kImage + column)] += 1;
       seen += 1;
     }
   }
@@ -112,27 +136,33 @@ Features csrFeatures(int64_t rows, int64_t cols, const P* pos, const C* crd) {
   f.add("diagonal_fraction", seen > 0 ? diagonal / seen : 0.0);
   f.add("contiguous_fraction", seen > 0 ? contiguous / seen : 0.0);
 
-  // Block fill: over sampled block rows, the entries over the area of the blocks they touch.
-  std::vector<int64_t> mark;
+  // Block fill: over sampled block rows (each row's first 64 entries), the entries over the area
+  // of the distinct blocks they touch (the block columns of a block row sorted and counted: no
+  // array sized by the columns).
+  std::vector<int64_t> blockCols;
   for (int b : kBlockSides) {
-    const int64_t blockRows = (rows + b - 1) / b, blockCols = (cols + b - 1) / b;
-    mark.assign(static_cast<size_t>(blockCols), -1);
+    const int64_t blockRows = (rows + b - 1) / b;
+    // Each block side gets a quarter of the entry budget.
+    const int64_t count = std::clamp<int64_t>(
+        static_cast<int64_t>(static_cast<double>(entryBudget) / 4 / std::max(1.0, b * mean)), 1,
+        blockRows);
     double entries = 0, blocks = 0;
-    for (int64_t br : spread(blockRows, kSampledRows / b)) {
+    for (int64_t br : spread(blockRows, count)) {
+      blockCols.clear();
       for (int64_t r = br * b; r < std::min(rows, br * b + b); ++r) {
-        for (P e = pos[r]; e < pos[r + 1]; ++e) {
-          int64_t& m = mark[static_cast<size_t>(static_cast<int64_t>(crd[e]) / b)];
-          blocks += m != br;
-          m = br;
-          entries += 1;
-        }
+        const P end = std::min<P>(pos[r + 1], pos[r] + 64);  // as above: a row's first 64
+        for (P e = pos[r]; e < end; ++e) blockCols.push_back(static_cast<int64_t>(crd[e]) / b);
       }
+      entries += static_cast<double>(blockCols.size());
+      std::sort(blockCols.begin(), blockCols.end());
+      blocks +=
+          static_cast<double>(std::unique(blockCols.begin(), blockCols.end()) - blockCols.begin());
     }
     f.add("block_fill_" + std::to_string(b),
           blocks > 0 ? entries / (blocks * static_cast<double>(b) * b) : 0.0);
   }
-  for (size_t k = 0; k < image.size(); ++k)
-    f.add("image_" + std::to_string(k), seen > 0 ? image[k] / seen : 0.0);
+  static const std::vector<std::string> kImageNames = numbered("image_", kImage * kImage);
+  for (size_t k = 0; k < image.size(); ++k) f.add(kImageNames[k], seen > 0 ? image[k] / seen : 0.0);
   return f;
 }
 

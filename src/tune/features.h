@@ -1,7 +1,7 @@
 // The autoconfigurator's features (docs/tune.md): fixed-length named numbers describing a sparse
 // input, the kernel, one configuration and the machine, concatenated into the cost model's row.
-// Input features cost a small fraction of one SpMM call: row statistics read only the row
-// offsets, and everything that looks at coordinates reads an evenly spread sample of rows.
+// Input features cost a few percent of one SpMM call: they read an evenly spread sample of rows
+// (1/256 of them and of the entries, within bounds), never every entry.
 #pragma once
 
 #include <string>
@@ -24,20 +24,21 @@ struct Features {
   double at(const std::string& name) const;
 };
 
-/// The rows a matrix's coordinate features sample at most (evenly spread; all when fewer).
-inline constexpr int64_t kSampledRows = 2048;
+/// The share of rows and entries the sampled features read: 1/kSampleDivisor (within bounds).
+inline constexpr int64_t kSampleDivisor = 256;
 /// The side of the density image: the matrix cut into kImage x kImage cells.
 inline constexpr int kImage = 8;
 /// The block sides whose fill ratios are features (bsr's choices).
 inline constexpr int kBlockSides[] = {2, 4, 8, 16};
 
 /// Features of a 2-d sparse matrix (csr read directly; other formats converted to csr first):
-/// shape and nnz (and their logs), density; row lengths from the offsets (mean, deviation over
-/// mean, max over mean, empty fraction, a log2 histogram of 8 buckets); from the sampled rows:
-/// column spread (distinct columns seen over columns), bandwidth (mean and max |i - j| over the
-/// columns), the diagonal fraction (|i - j| <= 1% of the columns), contiguity (entries whose right
-/// neighbour is stored), block fill (stored entries over the area of the b x b blocks they touch,
-/// b in kBlockSides) and the kImage x kImage density image (fraction of entries per cell).
+/// shape and nnz (and their logs), density, the mean row length; over sampled rows' offsets:
+/// deviation over mean, max over mean, empty fraction, a log2 histogram of 8 buckets; over the
+/// first 64 entries of sampled rows: bandwidth (mean and max |i - j| over the columns), the
+/// diagonal fraction (|i - j| <= 1% of the columns), contiguity (entries whose right neighbour is
+/// stored) and the kImage x kImage density image (fraction of entries per cell); over sampled
+/// block rows, block fill (stored entries over the area of the b x b blocks they touch, b in
+/// kBlockSides). Small matrices are read whole.
 Features matrixFeatures(const Tensor& matrix);
 
 /// The machine: f32 SIMD lanes of the target Highway dispatches to, L1d/L2/L3 sizes (log2

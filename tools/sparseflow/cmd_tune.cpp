@@ -1,14 +1,18 @@
-// `sparseflow tune collect KERNEL --in NAME=FILE ... -o OUT.jsonl`: the autoconfigurator's data
+// `sparseflow tune collect KERNEL --in NAME=FILE ... -o OUT.jsonl` and `sparseflow tune train
+// DATA.jsonl... -o model.json [--holdout SUBSTRING]`: the autoconfigurator's data and model
 // (docs/tune.md). Enumerates the space of the tuned operands (the inputs read as sparse, or those
 // named with --tune), times a sample of it as a user runs it, and writes one JSON line per timed
 // configuration: the configuration, its `sparseflow run` arguments, the times, and the features
 // of the inputs, the kernel, the configuration and the machine.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,8 +20,10 @@
 #include "sparseflow/error.h"
 #include "sparseflow/io.h"
 #include "sparseflow/text_file.h"
+#include "tune/cost_model.h"
 #include "tune/features.h"
 #include "tune/measure.h"
+#include "tune/search.h"
 #include "tune/space.h"
 
 namespace sparseflow::tools {
@@ -36,39 +42,71 @@ nlohmann::json toJson(const tune::Features& f) {
   return out;
 }
 
-int runCollect(const CollectArgs& args) {
-  std::map<std::string, std::string> files;
-  for (const std::string& arg : args.inputs) {
+/// NAME=VALUE arguments of `option` as a map.
+std::map<std::string, std::string> pairs(const std::string& option,
+                                         const std::vector<std::string>& args) {
+  std::map<std::string, std::string> out;
+  for (const std::string& arg : args) {
     const size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
-      throw Error(ErrorCode::kInvalidArgument, "--in '" + arg + "': expected NAME=FILE");
-    files[arg.substr(0, eq)] = arg.substr(eq + 1);
+      throw Error(ErrorCode::kInvalidArgument, option + " '" + arg + "': expected NAME=VALUE");
+    out[arg.substr(0, eq)] = arg.substr(eq + 1);
   }
+  return out;
+}
+
+/// The --in tensors, read (errors name the argument), by name.
+struct LoadedInputs {
+  std::map<std::string, std::string> files;
   std::map<std::string, Tensor> tensors;
-  std::map<std::string, const Tensor*> inputs;
-  for (const auto& [name, path] : files) {
+  std::map<std::string, const Tensor*> pointers;
+};
+
+LoadedInputs loadInputs(const std::vector<std::string>& args) {
+  LoadedInputs in;
+  in.files = pairs("--in", args);
+  for (const auto& [name, path] : in.files) {
     try {
-      tensors.emplace(name, read(path));
+      in.tensors.emplace(name, read(path));
     } catch (const Error& e) {
       throw Error(e.code(), "--in " + name + "=" + path + ": " + e.what());
     }
-    inputs[name] = &tensors.at(name);
+    in.pointers[name] = &in.tensors.at(name);
   }
-  tune::SpaceRequest request;
-  request.kernel = args.kernel;
-  std::vector<std::string> tuned = args.tuned;
-  if (tuned.empty()) {
-    for (const auto& [name, tensor] : tensors) {
-      if (!tensor.format().isDenseRowMajor()) tuned.push_back(name);
+  return in;
+}
+
+/// The operands to search: those named, else every sparse input not pinned; each must be an input.
+std::map<std::string, const Tensor*> tunedOperands(
+    const LoadedInputs& in, const std::vector<std::string>& named,
+    const std::map<std::string, std::string>& pinned) {
+  std::vector<std::string> names = named;
+  if (names.empty()) {
+    for (const auto& [name, tensor] : in.tensors) {
+      if (!tensor.format().isDenseRowMajor() && !pinned.count(name)) names.push_back(name);
     }
   }
-  if (tuned.empty())
-    throw Error(ErrorCode::kInvalidArgument, "no sparse input to tune (name one with --tune)");
-  for (const std::string& name : tuned) {
-    if (!inputs.count(name))
+  std::map<std::string, const Tensor*> out;
+  for (const std::string& name : names) {
+    if (!in.pointers.count(name))
       throw Error(ErrorCode::kInvalidArgument, "--tune " + name + ": no --in gives it");
-    request.tuned[name] = inputs.at(name);
+    out[name] = in.pointers.at(name);
   }
+  if (out.empty())
+    throw Error(ErrorCode::kInvalidArgument,
+                "no sparse input to tune (name one with --tune; pinned ones are not searched)");
+  return out;
+}
+
+int runCollect(const CollectArgs& args) {
+  const LoadedInputs in = loadInputs(args.inputs);
+  const std::map<std::string, std::string>& files = in.files;
+  const std::map<std::string, const Tensor*>& inputs = in.pointers;
+  tune::SpaceRequest request;
+  request.kernel = args.kernel;
+  request.tuned = tunedOperands(in, args.tuned, {});
+  std::vector<std::string> tuned;
+  for (const auto& [name, tensor] : request.tuned) tuned.push_back(name);
   const tune::Space space = tune::enumerateSpace(request);
   // The default, then a seeded sample of the rest (all of them with --sample 0).
   std::vector<size_t> order(space.configs.size());
@@ -122,11 +160,182 @@ int runCollect(const CollectArgs& args) {
   return 0;
 }
 
+struct TrainArgs {
+  std::vector<std::string> data, holdout;
+  std::string output;
+  int rounds = 200;
+};
+
+/// One problem's timed configurations from the JSON lines, keyed by kernel and input files.
+struct Problem {
+  std::string key;
+  std::vector<nlohmann::json> rows;
+};
+
+int runTrain(const TrainArgs& args) {
+  std::map<std::string, Problem> problems;
+  std::set<std::string> names;
+  for (const std::string& path : args.data) {
+    const std::string text = readTextFile(path);
+    size_t start = 0;
+    int lineNumber = 0;
+    while (start < text.size()) {
+      const size_t end = std::min(text.find('\n', start), text.size());
+      ++lineNumber;
+      const std::string line = text.substr(start, end - start);
+      start = end + 1;
+      if (line.empty()) continue;
+      nlohmann::json row;
+      try {
+        row = nlohmann::json::parse(line);
+      } catch (const std::exception& e) {
+        throw Error(ErrorCode::kParseError,
+                    path + ":" + std::to_string(lineNumber) + ": not a JSON line: " + e.what());
+      }
+      if (!row.contains("median_ms") || !row.contains("features")) continue;  // failed to run
+      const std::string key = row.value("kernel", "") + " " + row["inputs"].dump();
+      problems[key].key = key;
+      problems[key].rows.push_back(row);
+      for (const auto& [name, value] : row["features"].items()) names.insert(name);
+    }
+  }
+  const std::vector<std::string> featureNames(names.begin(), names.end());
+  auto groupOf = [&](const Problem& p) {
+    tune::RankGroup g;
+    for (const nlohmann::json& row : p.rows) {
+      std::vector<double> values;
+      for (const std::string& name : featureNames) {
+        values.push_back(row["features"].contains(name) ? row["features"][name].get<double>()
+                                                        : std::nan(""));
+      }
+      g.rows.push_back(std::move(values));
+      g.milliseconds.push_back(row["median_ms"].get<double>());
+    }
+    return g;
+  };
+  std::vector<tune::RankGroup> train;
+  std::vector<std::pair<std::string, tune::RankGroup>> held;
+  for (const auto& [key, p] : problems) {
+    const bool out =
+        std::any_of(args.holdout.begin(), args.holdout.end(),
+                    [&](const std::string& h) { return key.find(h) != std::string::npos; });
+    if (out) {
+      held.emplace_back(key, groupOf(p));
+    } else {
+      train.push_back(groupOf(p));
+    }
+  }
+  tune::TrainOptions options;
+  options.rounds = args.rounds;
+  const tune::CostModel model = tune::CostModel::train(featureNames, train, options);
+  model.save(args.output);
+  std::printf("trained on %zu problems (%zu features), %zu held out; wrote %s\n", train.size(),
+              featureNames.size(), held.size(), args.output.c_str());
+  // Held-out problems: the model's first pick, and the best of its top 5% as the search would
+  // time them, against the best measured.
+  for (const auto& [key, g] : held) {
+    const std::vector<double> score = model.score(g.rows);
+    std::vector<size_t> order(score.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+    const double best = *std::min_element(g.milliseconds.begin(), g.milliseconds.end());
+    const size_t top = std::max<size_t>(1, order.size() / 20);
+    double topBest = g.milliseconds[order[0]];
+    for (size_t k = 0; k < top; ++k) topBest = std::min(topBest, g.milliseconds[order[k]]);
+    std::printf(
+        "held out %s: %zu configurations, pick %.4g ms, best of top %zu %.4g ms, best %.4g "
+        "ms (%.3fx / %.3fx)\n",
+        key.c_str(), order.size(), g.milliseconds[order[0]], top, topBest, best,
+        g.milliseconds[order[0]] / best, topBest / best);
+  }
+  return 0;
+}
+
+struct SearchArgs {
+  std::string kernel, model, json;
+  std::vector<std::string> inputs, formats, tuned;
+  int budget = 16;
+  bool exhaustive = false;
+};
+
+nlohmann::json configJson(const tune::Config& c) {
+  return {{"formats", c.formats},
+          {"schedule", c.schedule},
+          {"hand_tuned", c.handTuned},
+          {"arguments", c.arguments()}};
+}
+
+int runSearch(const SearchArgs& args) {
+  if (args.kernel.empty())
+    throw Error(ErrorCode::kInvalidArgument, "sparseflow tune: give a KERNEL (or collect, train)");
+  if (args.model.empty() && !args.exhaustive) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "no cost model: give --model FILE (written by `sparseflow tune train`) or time "
+                "every configuration with --exhaustive");
+  }
+  const LoadedInputs in = loadInputs(args.inputs);
+  const std::map<std::string, const Tensor*>& inputs = in.pointers;
+  tune::SpaceRequest request;
+  request.kernel = args.kernel;
+  const std::map<std::string, std::string> pinned = pairs("--format", args.formats);
+  for (const auto& [name, format] : pinned) request.base.formats[name] = format;
+  request.tuned = tunedOperands(in, args.tuned, pinned);
+  std::optional<tune::CostModel> model;
+  if (!args.model.empty()) model = tune::CostModel::load(args.model);
+  const tune::Space space = tune::enumerateSpace(request);
+  tune::SearchOptions options;
+  options.model = model ? &*model : nullptr;
+  options.budget = args.budget;
+  options.exhaustive = args.exhaustive;
+  const tune::SearchResult r = tune::search(request, space, inputs, options);
+  nlohmann::json out = configJson(r.chosen);
+  out["median_ms"] = r.medianMs;
+  out["default_ms"] = r.defaultMs;
+  out["space"] = r.space;
+  out["measured"] = r.measured;
+  out["model"] = args.exhaustive ? "" : args.model;
+  out["candidates"] = nlohmann::json::array();
+  for (const tune::Candidate& c : r.candidates) {
+    nlohmann::json j = configJson(c.config);
+    if (std::isfinite(c.predicted)) j["predicted"] = c.predicted;
+    if (c.error.empty()) {
+      j["median_ms"] = c.medianMs;
+    } else {
+      j["error"] = c.error;
+    }
+    out["candidates"].push_back(j);
+  }
+  std::printf("chosen: %s\n  %.4g ms (default %.4g ms, %.2fx); timed %d of %lld configurations\n",
+              r.chosen.arguments().c_str(), r.medianMs, r.defaultMs, r.defaultMs / r.medianMs,
+              r.measured, static_cast<long long>(r.space));
+  if (!args.json.empty()) writeTextFile(args.json, out.dump(2) + "\n");
+  return 0;
+}
+
 }  // namespace
 
 void addTuneCommand(CLI::App& app, Action& action) {
-  auto* tune = app.add_subcommand("tune", "The autoconfigurator (docs/tune.md)");
-  tune->require_subcommand(1);
+  auto* tune = app.add_subcommand(
+      "tune",
+      "The autoconfigurator (docs/tune.md): search a kernel's configurations, or collect, "
+      "train");
+  tune->require_subcommand(0, 1);
+  auto sargs = std::make_shared<SearchArgs>();
+  tune->add_option("kernel", sargs->kernel, "kernel in index notation (the search)");
+  tune->add_option("--in", sargs->inputs, "NAME=FILE: an input tensor (repeat for each)")
+      ->allow_extra_args(false);
+  tune->add_option("--format", sargs->formats, "NAME=FMT: pin an operand's format (not searched)")
+      ->allow_extra_args(false);
+  tune->add_option("--tune", sargs->tuned, "NAME: an operand to search (default: sparse inputs)")
+      ->allow_extra_args(false);
+  tune->add_option("--model", sargs->model, "the cost model (sparseflow tune train)");
+  tune->add_option("--budget", sargs->budget,
+                   "configurations timed besides the default, at most (and 5% of the space)");
+  tune->add_flag("--exhaustive", sargs->exhaustive, "time every configuration (evaluation)");
+  tune->add_option("--json", sargs->json, "write the result as JSON");
+  tune->callback([&action, sargs, tune] {
+    if (tune->get_subcommands().empty()) action = [sargs] { return runSearch(*sargs); };
+  });
   auto* collect = tune->add_subcommand(
       "collect", "Time a sample of a kernel's configuration space on given inputs (JSON lines)");
   auto args = std::make_shared<CollectArgs>();
@@ -143,6 +352,19 @@ void addTuneCommand(CLI::App& app, Action& action) {
   collect->add_option("--seed", args->seed, "seed of the sample (default 1)");
   collect->add_option("-o,--output", args->output, "the JSON lines file to write")->required();
   collect->callback([&action, args] { action = [args] { return runCollect(*args); }; });
+
+  auto* train = tune->add_subcommand(
+      "train", "Fit the cost model (XGBoost pairwise ranker) to collected JSON lines");
+  auto targs = std::make_shared<TrainArgs>();
+  train->add_option("data", targs->data, "JSON lines files written by `tune collect`")->required();
+  train
+      ->add_option("--holdout", targs->holdout,
+                   "SUBSTRING of an input path: problems whose inputs match are not trained on "
+                   "but evaluated (repeat for each)")
+      ->allow_extra_args(false);
+  train->add_option("--rounds", targs->rounds, "boosting rounds (default 200)");
+  train->add_option("-o,--output", targs->output, "the model file to write (.json)")->required();
+  train->callback([&action, targs] { action = [targs] { return runTrain(*targs); }; });
 }
 
 }  // namespace sparseflow::tools

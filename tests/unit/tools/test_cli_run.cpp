@@ -355,7 +355,7 @@ TEST_F(CliRun, BadArgumentsNameThemselvesAndWriteNothing) {
 
 namespace {
 
-TEST_F(CliRun, TuneCollectTimesASampleAndItsArgumentsReproduceIt) {
+TEST_F(CliRun, TuneCollectTrainAndSearchAndTheirArgumentsReproduceIt) {
   std::vector<float> x(67);
   for (size_t k = 0; k < x.size(); ++k) x[k] = 0.25f * static_cast<float>(k % 7) - 0.5f;
   writeNpy(dir_ / "x.npy", x);
@@ -388,6 +388,46 @@ TEST_F(CliRun, TuneCollectTimesASampleAndItsArgumentsReproduceIt) {
   const Result again = run(args);
   EXPECT_EQ(again.status, 0) << again.err;
   EXPECT_NE(again.out.find("median_ms"), std::string::npos) << again.out;
+  // The lines train a model; holding out the only problem leaves nothing to learn from.
+  const Result trained = run({"tune", "train", "data.jsonl", "-o", "model.json", "--rounds", "5"});
+  EXPECT_EQ(trained.status, 0) << trained.err;
+  EXPECT_NE(trained.out.find("trained on 1 problems"), std::string::npos) << trained.out;
+  EXPECT_TRUE(fs::exists(dir_ / "model.json"));
+  const Result empty =
+      run({"tune", "train", "data.jsonl", "-o", "m2.json", "--holdout", "west0067"});
+  EXPECT_EQ(empty.status, 1);
+  EXPECT_NE(empty.err.find("no group with two or more timed configurations"), std::string::npos)
+      << empty.err;
+  EXPECT_FALSE(fs::exists(dir_ / "m2.json"));
+
+  // The search: the model ranks the space, the default and the top one are timed (budget 1), and
+  // the chosen configuration's spelling runs through `sparseflow run`.
+  const Result searched =
+      run({"tune", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy", "--model",
+           "model.json", "--budget", "1", "--json", "result.json"});
+  ASSERT_EQ(searched.status, 0) << searched.err;
+  EXPECT_NE(searched.out.find("chosen: --format A="), std::string::npos) << searched.out;
+  const nlohmann::json result = nlohmann::json::parse(slurp(dir_ / "result.json"));
+  EXPECT_EQ(result["measured"].get<int>(), 2);
+  EXPECT_GE(result["space"].get<int>(), 300);  // SpMV: no unrolled dense inner loop
+  ASSERT_EQ(result["candidates"].size(), 2u);
+  EXPECT_EQ(result["candidates"][0]["arguments"], "--format A=csr");
+  EXPECT_DOUBLE_EQ(result["default_ms"].get<double>(),
+                   result["candidates"][0]["median_ms"].get<double>());
+  EXPECT_LE(result["median_ms"].get<double>(), result["default_ms"].get<double>());
+  EXPECT_TRUE(result["candidates"][1].contains("predicted"));
+  std::vector<std::string> chosen = {
+      "run", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy", "--repeat", "2"};
+  for (const auto& [name, format] : result["formats"].items())
+    chosen.insert(chosen.end(), {"--format", name + "=" + format.get<std::string>()});
+  if (!result["schedule"].get<std::string>().empty())
+    chosen.insert(chosen.end(), {"--schedule", result["schedule"].get<std::string>()});
+  if (!result["hand_tuned"].get<bool>()) chosen.push_back("--generated-only");
+  EXPECT_EQ(run(chosen).status, 0);
+  const Result noModel =
+      run({"tune", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy"});
+  EXPECT_EQ(noModel.status, 1);
+  EXPECT_NE(noModel.err.find("no cost model: give --model FILE"), std::string::npos) << noModel.err;
 }
 
 }  // namespace

@@ -15,9 +15,11 @@
 #include "common/random_coo.h"
 #include "sparseflow/build.h"
 #include "sparseflow/convert.h"
+#include "sparseflow/error.h"
 #include "sparseflow/kernel.h"
 #include "sparseflow/nm.h"
 #include "tune/features.h"
+#include "tune/search.h"
 #include "tune/space.h"
 
 namespace sparseflow::tune {
@@ -214,6 +216,49 @@ TEST(TuneSpace, NMFormatsAreCandidatesOnlyWhereNothingIsDropped) {
   EXPECT_EQ(std::find(formats.begin(), formats.end(), "1:4"), formats.end());
   formats = candidateFormats(convert(dense, Format::parse("csr", 2)));
   EXPECT_EQ(std::find(formats.begin(), formats.end(), "2:4"), formats.end());
+}
+
+}  // namespace
+}  // namespace sparseflow::tune
+
+namespace sparseflow::tune {
+namespace {
+
+TEST(TuneSearch, ExhaustiveTimesEveryConfigurationAndKeepsTheFastest) {
+  std::mt19937_64 rng(11);
+  const Coo coo = sparseflow::testing::randomCoo({96, 64}, 0.08, rng());
+  const Tensor a = fromCoo(coo, Format::parse("csr", 2));
+  std::vector<double> bv(64 * 16, 0.25);
+  const Tensor b = fromDense({64, 16}, bv.data(), Format::parse("dense", 2), DType::kF32);
+  SpaceRequest request;
+  request.kernel = "C(i,j) = A(i,k) * B(k,j)";
+  request.tuned = {{"A", &a}};
+  // A small space: the default and three hand-tuned or generated defaults of other formats.
+  Space space;
+  for (const char* format : {"csr", "bsr:4x4", "bsr:2x2", "dcsr"}) {
+    Config c;
+    c.formats = {{"A", format}};
+    space.configs.push_back(c);
+  }
+  SearchOptions options;
+  options.exhaustive = true;
+  options.measure.maxRuns = 5;
+  const SearchResult r = search(request, space, {{"A", &a}, {"B", &b}}, options);
+  EXPECT_EQ(r.measured, 4);
+  EXPECT_EQ(r.space, 4);
+  ASSERT_EQ(r.candidates.size(), 4u);
+  double best = r.candidates[0].medianMs;
+  for (const Candidate& c : r.candidates) {
+    EXPECT_TRUE(c.error.empty()) << c.error;
+    EXPECT_GT(c.medianMs, 0.0);
+    best = std::min(best, c.medianMs);
+  }
+  EXPECT_EQ(r.medianMs, best);
+  EXPECT_EQ(r.defaultMs, r.candidates[0].medianMs);
+  EXPECT_EQ(r.candidates[0].config.arguments(), "--format A=csr");
+  // Without a model and not exhaustive there is nothing to rank by.
+  options.exhaustive = false;
+  EXPECT_THROW(search(request, space, {{"A", &a}, {"B", &b}}, options), Error);
 }
 
 }  // namespace

@@ -1,0 +1,86 @@
+// Model-ranked search with a timing budget (search.h).
+#include "tune/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "support/check.h"
+
+namespace sparseflow::tune {
+
+std::vector<double> featureRow(const Features& fixed, const Config& config,
+                               const std::vector<std::string>& tuned,
+                               const std::vector<std::string>& names) {
+  Features all = fixed;
+  all.append(configFeatures(config, tuned), "cfg.");
+  std::unordered_map<std::string, double> byName;
+  for (size_t k = 0; k < all.names.size(); ++k) byName[all.names[k]] = all.values[k];
+  std::vector<double> row;
+  row.reserve(names.size());
+  for (const std::string& name : names) {
+    const auto it = byName.find(name);
+    row.push_back(it == byName.end() ? std::nan("") : it->second);
+  }
+  return row;
+}
+
+SearchResult search(const SpaceRequest& request, const Space& space,
+                    const std::map<std::string, const Tensor*>& inputs,
+                    const SearchOptions& options) {
+  SF_USER_CHECK(!space.configs.empty())
+      << "the kernel '" << request.kernel << "' has no legal configuration to search";
+  SF_USER_CHECK(options.exhaustive || options.model != nullptr)
+      << "a search needs a cost model (or exhaustive timing)";
+  SearchResult result;
+  result.space = static_cast<int64_t>(space.configs.size());
+  std::vector<std::string> tuned;
+  for (const auto& [name, tensor] : request.tuned) tuned.push_back(name);
+  // Rank: by the model's scores (the default first regardless), or in space order.
+  std::vector<double> scores(space.configs.size(), std::nan(""));
+  std::vector<size_t> order(space.configs.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  if (options.model != nullptr) {
+    Features fixed;
+    for (const std::string& name : tuned)
+      fixed.append(matrixFeatures(*request.tuned.at(name)), name + ".");
+    fixed.append(kernelFeatures(request.kernel, inputs), "kernel.");
+    fixed.append(machineFeatures(), "machine.");
+    std::vector<std::vector<double>> rows;
+    for (const Config& c : space.configs)
+      rows.push_back(featureRow(fixed, c, tuned, options.model->featureNames()));
+    scores = options.model->score(rows);
+    std::stable_sort(order.begin() + 1, order.end(),
+                     [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  }
+  // Time the default and the top of the ranking: at most the budget and 5% of the space.
+  const size_t most = options.exhaustive
+                          ? order.size()
+                          : 1 + std::min<size_t>(static_cast<size_t>(std::max(0, options.budget)),
+                                                 std::max<size_t>(1, order.size() / 20));
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t n = 0; n < std::min(most, order.size()); ++n) {
+    Candidate c;
+    c.config = space.configs[order[n]];
+    c.predicted = scores[order[n]];
+    try {
+      c.medianMs =
+          measure(request.kernel, request.base, c.config, inputs, options.measure).medianMs;
+    } catch (const Error& e) {
+      c.error = e.what();
+    }
+    ++result.measured;
+    if (n == 0) result.defaultMs = c.medianMs;
+    if (c.error.empty() && c.medianMs < best) {
+      best = c.medianMs;
+      result.chosen = c.config;
+      result.medianMs = c.medianMs;
+    }
+    result.candidates.push_back(std::move(c));
+  }
+  SF_CHECK_CODE(std::isfinite(best), ErrorCode::kInternal)
+      << "no configuration of '" << request.kernel << "' ran: " << result.candidates.front().error;
+  return result;
+}
+
+}  // namespace sparseflow::tune
