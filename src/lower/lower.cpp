@@ -99,6 +99,12 @@ std::vector<Format> assemblyFormatsFor(const Format& f) {
   std::vector<Format> out{inOrder(dims)};
   std::vector<int32_t> order = dims;
   std::sort(order.begin(), order.end());
+  // Every order up to rank 3 (6); beyond, the dimension order only: rank! lowerings (40,320 at
+  // rank 8) would stall a kernel that none of them can assemble.
+  if (dims.size() > 3) {
+    if (order != dims) out.push_back(inOrder(order));
+    return out;
+  }
   do {
     if (order != dims) out.push_back(inOrder(order));
   } while (std::next_permutation(order.begin(), order.end()));

@@ -84,8 +84,9 @@ struct LowerOptions {
 /// The formats an output of format `f` can be assembled in when lowering cannot produce `f`
 /// itself, best first: dense levels over one last compressed level (ordered, unique), over the
 /// dimensions in the order `f`'s levels first store them (dcsr, coo, bsr, ell, hyb -> csr; dcsc
-/// -> csc; csf -> levels[d0:dense, d1:dense, d2:compressed]), then in every other order (a csr
-/// output of csc inputs is assembled as csc); `f`'s index widths. The runtime converts.
+/// -> csc; csf -> levels[d0:dense, d1:dense, d2:compressed]), then in every other order up to
+/// rank 3 (a csr output of csc inputs is assembled as csc) or, beyond rank 3, in dimension order
+/// only; `f`'s index widths. The runtime converts.
 std::vector<Format> assemblyFormatsFor(const Format& f);
 
 /// Lowers a checked kernel. Throws kNotSupported naming the tensors and index for what this

@@ -14,6 +14,7 @@
 
 #include "common/random_coo.h"
 #include "e2e/e2e_inputs.h"
+#include "lower/lower.h"
 #include "sparseflow/build.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
@@ -117,6 +118,23 @@ TEST(SparseOutputs, EveryOutputFormatOfEveryKernelMatchesFloat64) {
   // Most formats here need the conversion; csr, csc and dense do not.
   EXPECT_GE(converted, 35);
   EXPECT_LT(converted, checked);
+}
+
+TEST(SparseOutputs, AssemblyFormatsAreEveryOrderUpToRankThreeAndTwoBeyond) {
+  // A refused output is retried in each assembly format: rank! of them would be 40,320 lowerings
+  // at rank 8.
+  EXPECT_EQ(lower::assemblyFormatsFor(Format::parse("dcsr", 2)).size(), 2u);
+  EXPECT_EQ(lower::assemblyFormatsFor(Format::parse("dcsr", 2)).front(), Format::parse("csr", 2));
+  EXPECT_EQ(lower::assemblyFormatsFor(Format::parse("dcsc", 2)).front(), Format::parse("csc", 2));
+  EXPECT_EQ(lower::assemblyFormatsFor(Format::parse("csf", 3)).size(), 6u);
+  const std::vector<Format> rank6 = lower::assemblyFormatsFor(
+      Format::parse("levels[d5:compressed, d0:compressed, d1:compressed, d2:compressed, "
+                    "d3:compressed, d4:compressed]",
+                    6));
+  ASSERT_EQ(rank6.size(), 2u);
+  EXPECT_EQ(rank6[0].level(0).expr.dim, 5);  // the asked order first
+  EXPECT_EQ(rank6[1].level(0).expr.dim, 0);  // then dimension order
+  EXPECT_EQ(rank6[1].level(5).type.kind, LevelKind::kCompressed);
 }
 
 TEST(SparseOutputs, WhatCannotBeAssembledStillSaysWhy) {
