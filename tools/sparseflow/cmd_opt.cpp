@@ -12,7 +12,6 @@
 #include "codegen/c/emit_cpp.h"
 #include "expr/expr.h"
 #include "ir/verify.h"
-#include "lower/assembly.h"
 #include "lower/lowered_text.h"
 #include "pipeline/stages.h"
 #include "sparseflow/commands.h"
@@ -99,10 +98,7 @@ int runOpt(const OptArgs& args) {
     } else if (args.stage == "codegen") {
       // Text written by hand may break the scoping rules code generation relies on: a user error
       // here, not the emitter's internal check.
-      std::set<std::string> external{"sf_params"};
-      for (const std::string& index : kernel.indexVars) external.insert(lower::extentName(index));
-      if (kernel.hashCapacity) external.insert(lower::kHashCapacity);
-      for (const lower::ArrayBinding& a : kernel.arrays) external.insert(a.array.name);
+      const std::set<std::string> external = codegen::entryPointNames(kernel);
       for (const ir::Stmt& phase : {kernel.symbolic, kernel.body}) {
         if (!phase) continue;
         const std::string problem = ir::verifyScopes(phase, external);

@@ -392,12 +392,7 @@ void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, cons
     out << ";\n";
     out << "  (void)" << a.array.name << ";\n";
   }
-  // Names the entry point declares, which the body may read.
-  std::set<std::string> external{"sf_params"};
-  for (const std::string& index : kernel.indexVars) external.insert(lower::extentName(index));
-  if (kernel.hashCapacity) external.insert(lower::kHashCapacity);
-  for (const lower::ArrayBinding& a : kernel.arrays) external.insert(a.array.name);
-  const std::string problem = verifyScopes(body, external);
+  const std::string problem = verifyScopes(body, entryPointNames(kernel));
   SF_ICHECK(problem.empty()) << "the loop IR of " << name << " breaks the scoping rules ("
                              << problem << "):\n"
                              << toString(body);
@@ -407,6 +402,14 @@ void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, cons
 }
 
 }  // namespace
+
+std::set<std::string> entryPointNames(const lower::LoweredKernel& kernel) {
+  std::set<std::string> external{"sf_params"};
+  for (const std::string& index : kernel.indexVars) external.insert(lower::extentName(index));
+  if (kernel.hashCapacity) external.insert(lower::kHashCapacity);
+  for (const lower::ArrayBinding& a : kernel.arrays) external.insert(a.array.name);
+  return external;
+}
 
 std::string emitCpp(const lower::LoweredKernel& kernel) {
   std::ostringstream out;
