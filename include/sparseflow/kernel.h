@@ -11,6 +11,13 @@
 
 namespace sparseflow {
 
+/// How compileTuned (sparseflow/tune.h, docs/tune.md) chooses the formats and schedule.
+enum class TuneMode : int32_t {
+  kOff = 0,       ///< as the options give them
+  kDatabase = 1,  ///< the tuning database's decision for these inputs, else as given; never times
+  kSearch = 2,    ///< the database's decision, else a model-ranked search (recorded)
+};
+
 /// How to compile a kernel.
 struct KernelOptions {
   /// Format of each tensor by name ("A" → "csr", "bsr:4x4", "2:4"...); absent: dense.
@@ -36,6 +43,9 @@ struct KernelOptions {
   std::string stopAfter;
   /// Keep every stage's output, each under a line `// ----- after STAGE -----` (Kernel::passLog).
   bool printAfterAll = false;
+  /// Choose formats and schedule for the inputs: only compileTuned (sparseflow/tune.h), which
+  /// has them, takes anything but kOff; Kernel::compile refuses the others.
+  TuneMode tune = TuneMode::kOff;
 };
 
 /// A compiled kernel. Cheap to copy (shared); run() may be called from several threads at once.

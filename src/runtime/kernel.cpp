@@ -30,6 +30,9 @@ const pipeline::Executable& executableOf(const Kernel::Impl* impl) {
 }  // namespace
 
 Kernel Kernel::compile(const std::string& text, const KernelOptions& options) {
+  SF_USER_CHECK(options.tune == TuneMode::kOff)
+      << "KernelOptions::tune chooses formats for given inputs: compile '" << text
+      << "' with compileTuned(text, inputs, options) (sparseflow/tune.h, link sf_tune)";
   auto impl = std::make_shared<Impl>();
   impl->compiled = pipeline::compile(text, options);
   Kernel kernel;

@@ -17,14 +17,20 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+KernelOptions optionsFor(const KernelOptions& base, const Config& config) {
+  KernelOptions options = base;
+  options.formats.clear();
+  for (const auto& [name, format] : config.formats) options.formats[name] = format;
+  options.schedule = Schedule::parse(config.schedule);
+  options.handTuned = config.handTuned;
+  options.tune = TuneMode::kOff;
+  return options;
+}
+
 Measurement measure(const std::string& kernel, const KernelOptions& base, const Config& config,
                     const std::map<std::string, const Tensor*>& inputs,
                     const MeasureOptions& options) {
-  KernelOptions compileOptions = base;
-  compileOptions.formats.clear();
-  for (const auto& [name, format] : config.formats) compileOptions.formats[name] = format;
-  compileOptions.schedule = Schedule::parse(config.schedule);
-  compileOptions.handTuned = config.handTuned;
+  const KernelOptions compileOptions = optionsFor(base, config);
   Measurement m;
   const auto first = std::chrono::steady_clock::now();
   const Kernel k = Kernel::compile(kernel, compileOptions);

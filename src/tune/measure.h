@@ -25,6 +25,10 @@ struct MeasureOptions {
   double targetMs = 20;  ///< stop after minRuns once the calls took this long in total
 };
 
+/// `base` with `config`'s formats (all of them; base's others dropped), schedule and provider
+/// choice: the options that compile the configuration.
+KernelOptions optionsFor(const KernelOptions& base, const Config& config);
+
 /// Times `config` of `kernel` on `inputs` (by name; formats as the caller holds them).
 Measurement measure(const std::string& kernel, const KernelOptions& base, const Config& config,
                     const std::map<std::string, const Tensor*>& inputs,

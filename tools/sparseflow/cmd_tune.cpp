@@ -20,6 +20,7 @@
 #include "sparseflow/error.h"
 #include "sparseflow/io.h"
 #include "sparseflow/text_file.h"
+#include "sparseflow/tune.h"
 #include "tune/cost_model.h"
 #include "tune/features.h"
 #include "tune/measure.h"
@@ -252,51 +253,52 @@ int runTrain(const TrainArgs& args) {
 }
 
 struct SearchArgs {
-  std::string kernel, model, json;
+  std::string kernel, model, json, database;
   std::vector<std::string> inputs, formats, tuned;
   int budget = 16;
-  bool exhaustive = false;
+  bool exhaustive = false, retune = false, noDatabase = false;
 };
 
-nlohmann::json configJson(const tune::Config& c) {
-  return {{"formats", c.formats},
-          {"schedule", c.schedule},
-          {"hand_tuned", c.handTuned},
+nlohmann::json configJson(const std::map<std::string, std::string>& formats,
+                          const std::string& schedule, bool handTuned) {
+  tune::Config c;
+  c.formats = formats;
+  c.schedule = schedule;
+  c.handTuned = handTuned;
+  return {{"formats", formats},
+          {"schedule", schedule},
+          {"hand_tuned", handTuned},
           {"arguments", c.arguments()}};
 }
 
 int runSearch(const SearchArgs& args) {
   if (args.kernel.empty())
     throw Error(ErrorCode::kInvalidArgument, "sparseflow tune: give a KERNEL (or collect, train)");
-  if (args.model.empty() && !args.exhaustive) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "no cost model: give --model FILE (written by `sparseflow tune train`) or time "
-                "every configuration with --exhaustive");
-  }
   const LoadedInputs in = loadInputs(args.inputs);
-  const std::map<std::string, const Tensor*>& inputs = in.pointers;
-  tune::SpaceRequest request;
-  request.kernel = args.kernel;
+  KernelOptions options;
   const std::map<std::string, std::string> pinned = pairs("--format", args.formats);
-  for (const auto& [name, format] : pinned) request.base.formats[name] = format;
-  request.tuned = tunedOperands(in, args.tuned, pinned);
-  std::optional<tune::CostModel> model;
-  if (!args.model.empty()) model = tune::CostModel::load(args.model);
-  const tune::Space space = tune::enumerateSpace(request);
-  tune::SearchOptions options;
-  options.model = model ? &*model : nullptr;
-  options.budget = args.budget;
-  options.exhaustive = args.exhaustive;
-  const tune::SearchResult r = tune::search(request, space, inputs, options);
-  nlohmann::json out = configJson(r.chosen);
+  for (const auto& [name, format] : pinned) options.formats[name] = format;
+  TuneOptions t;
+  t.model = args.model;
+  t.budget = args.budget;
+  t.exhaustive = args.exhaustive;
+  t.retune = args.retune;
+  t.database = args.noDatabase ? "-" : args.database;
+  for (const auto& [name, tensor] : tunedOperands(in, args.tuned, pinned)) t.tuned.push_back(name);
+  const TuneResult r = tuneKernel(args.kernel, in.pointers, options, t);
+  nlohmann::json out = configJson(r.formats, r.schedule, r.handTuned);
   out["median_ms"] = r.medianMs;
   out["default_ms"] = r.defaultMs;
   out["space"] = r.space;
   out["measured"] = r.measured;
-  out["model"] = args.exhaustive ? "" : args.model;
+  out["model"] = r.model;
+  out["from_database"] = r.fromDatabase;
+  out["database"] = r.database;
+  out["machine"] = r.machine;
+  out["inputs"] = r.inputs;
   out["candidates"] = nlohmann::json::array();
-  for (const tune::Candidate& c : r.candidates) {
-    nlohmann::json j = configJson(c.config);
+  for (const TuneCandidate& c : r.candidates) {
+    nlohmann::json j = configJson(c.formats, c.schedule, c.handTuned);
     if (std::isfinite(c.predicted)) j["predicted"] = c.predicted;
     if (c.error.empty()) {
       j["median_ms"] = c.medianMs;
@@ -305,9 +307,16 @@ int runSearch(const SearchArgs& args) {
     }
     out["candidates"].push_back(j);
   }
-  std::printf("chosen: %s\n  %.4g ms (default %.4g ms, %.2fx); timed %d of %lld configurations\n",
-              r.chosen.arguments().c_str(), r.medianMs, r.defaultMs, r.defaultMs / r.medianMs,
-              r.measured, static_cast<long long>(r.space));
+  if (r.fromDatabase) {
+    std::printf("chosen: %s\n  from the tuning database %s (%.4g ms, default %.4g ms when tuned)\n",
+                r.arguments.c_str(), r.database.c_str(), r.medianMs, r.defaultMs);
+  } else {
+    std::printf(
+        "chosen: %s\n  %.4g ms (default %.4g ms, %.2fx); timed %d of %lld configurations%s\n",
+        r.arguments.c_str(), r.medianMs, r.defaultMs, r.defaultMs / r.medianMs, r.measured,
+        static_cast<long long>(r.space),
+        r.database.empty() ? "" : ("; recorded in " + r.database).c_str());
+  }
   if (!args.json.empty()) writeTextFile(args.json, out.dump(2) + "\n");
   return 0;
 }
@@ -328,7 +337,13 @@ void addTuneCommand(CLI::App& app, Action& action) {
       ->allow_extra_args(false);
   tune->add_option("--tune", sargs->tuned, "NAME: an operand to search (default: sparse inputs)")
       ->allow_extra_args(false);
-  tune->add_option("--model", sargs->model, "the cost model (sparseflow tune train)");
+  tune->add_option("--model", sargs->model,
+                   "the cost model (sparseflow tune train; default: the one that ships)");
+  tune->add_option("--db", sargs->database,
+                   "the tuning database (JSON lines; default: $SPARSEFLOW_TUNE_DB, else "
+                   "tuning.jsonl in the kernel cache directory)");
+  tune->add_flag("--no-db", sargs->noDatabase, "neither reuse nor record a decision");
+  tune->add_flag("--retune", sargs->retune, "search even when the database holds a decision");
   tune->add_option("--budget", sargs->budget,
                    "configurations timed besides the default, at most (and 5% of the space)");
   tune->add_flag("--exhaustive", sargs->exhaustive, "time every configuration (evaluation)");

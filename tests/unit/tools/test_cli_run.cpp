@@ -409,7 +409,7 @@ TEST_F(CliRun, TuneCollectTrainAndSearchAndTheirArgumentsReproduceIt) {
   // the chosen configuration's spelling runs through `sparseflow run`.
   const Result searched =
       run({"tune", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy", "--model",
-           "model.json", "--budget", "1", "--json", "result.json"});
+           "model.json", "--budget", "1", "--db", "db.jsonl", "--json", "result.json"});
   ASSERT_EQ(searched.status, 0) << searched.err;
   EXPECT_NE(searched.out.find("chosen: --format A="), std::string::npos) << searched.out;
   const nlohmann::json result = nlohmann::json::parse(slurp(dir_ / "result.json"));
@@ -429,10 +429,27 @@ TEST_F(CliRun, TuneCollectTrainAndSearchAndTheirArgumentsReproduceIt) {
     chosen.insert(chosen.end(), {"--schedule", result["schedule"].get<std::string>()});
   if (!result["hand_tuned"].get<bool>()) chosen.push_back("--generated-only");
   EXPECT_EQ(run(chosen).status, 0);
-  const Result noModel =
-      run({"tune", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy"});
+  // The decision was recorded: the same problem again (the kernel spelled with other blanks)
+  // reuses it without timing, with or without a model; --retune searches again.
+  const Result reused = run({"tune", "y(i)=A(i,j)*x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy",
+                             "--db", "db.jsonl", "--json", "again.json"});
+  ASSERT_EQ(reused.status, 0) << reused.err;
+  EXPECT_NE(reused.out.find("from the tuning database"), std::string::npos) << reused.out;
+  const nlohmann::json recorded = nlohmann::json::parse(slurp(dir_ / "again.json"));
+  EXPECT_TRUE(recorded["from_database"].get<bool>());
+  EXPECT_EQ(recorded["measured"].get<int>(), 0);
+  EXPECT_EQ(recorded["arguments"], result["arguments"]);
+  const Result retuned =
+      run({"tune", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy", "--model",
+           "model.json", "--budget", "1", "--db", "db.jsonl", "--retune"});
+  ASSERT_EQ(retuned.status, 0) << retuned.err;
+  EXPECT_NE(retuned.out.find("timed 2 of"), std::string::npos) << retuned.out;
+  const std::string db = slurp(dir_ / "db.jsonl");
+  EXPECT_EQ(std::count(db.begin(), db.end(), '\n'), 2);
+  const Result noModel = run({"tune", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in",
+                              "x=x.npy", "--model", "absent.json", "--no-db"});
   EXPECT_EQ(noModel.status, 1);
-  EXPECT_NE(noModel.err.find("no cost model: give --model FILE"), std::string::npos) << noModel.err;
+  EXPECT_NE(noModel.err.find("absent.json"), std::string::npos) << noModel.err;
 }
 
 }  // namespace

@@ -1,0 +1,227 @@
+// The tuning database and the public API on top of it (sparseflow/tune.h): input fingerprints
+// that follow the pattern and not the values, records found by kernel, machine and inputs (the
+// last one winning, cut-short lines skipped, "-" meaning none), and compileTuned compiling the
+// recorded decision, run against float64 on a fresh random matrix.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sparseflow/build.h"
+#include "sparseflow/convert.h"
+#include "sparseflow/error.h"
+#include "sparseflow/kernel.h"
+#include "sparseflow/tune.h"
+#include "tune/database.h"
+
+namespace sparseflow::tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+const bool kCacheDirSet = [] {
+  return setenv("SPARSEFLOW_CACHE_DIR", SPARSEFLOW_TEST_CACHE_DIR, 0) == 0;
+}();
+
+/// A fresh directory under the test's temporary directory, removed at the end.
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() /
+            ("sf_tune_db_" + std::to_string(std::random_device{}()) + "_" +
+             std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+Tensor randomMatrix(std::mt19937_64& rng, int64_t rows, int64_t cols, double density,
+                    const char* format) {
+  std::vector<double> v(static_cast<size_t>(rows * cols), 0.0);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::bernoulli_distribution keep(density);
+  for (double& x : v) {
+    if (keep(rng)) x = static_cast<float>(u(rng));
+  }
+  return fromDense({rows, cols}, v.data(), Format::parse(format, 2), DType::kF32);
+}
+
+TEST(TuneFingerprint, FollowsThePatternNotTheValues) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const Tensor a = randomMatrix(rng, 90, 70, 0.1, "csr");
+  const Tensor b = randomMatrix(rng, 70, 16, 1.0, "dense");
+  const std::string base = inputFingerprint({{"A", &a}, {"B", &b}});
+  EXPECT_EQ(base, inputFingerprint({{"A", &a}, {"B", &b}}));
+  EXPECT_NE(base.find("A:f32:csr:90x70:stored=" + std::to_string(a.numStored())), std::string::npos)
+      << base;
+  EXPECT_NE(base.find("; B:f32:dense:70x16"), std::string::npos) << base;
+  // Other values on the same pattern: the same fingerprint.
+  std::vector<double> tripled = toDense(a);
+  for (double& v : tripled) v *= 3.0;
+  const Tensor scaled = fromDense({90, 70}, tripled.data(), a.format(), DType::kF32);
+  EXPECT_EQ(base, inputFingerprint({{"A", &scaled}, {"B", &b}}));
+  // One entry moved to another column, another format, another dtype: another fingerprint.
+  Coo coo = toCoo(a);
+  ASSERT_GT(coo.values.size(), 2u);
+  int64_t& col = coo.coords[1];
+  for (int64_t c = 0; c < 70; ++c) {
+    bool taken = false;
+    for (size_t e = 0; e < coo.values.size(); ++e)
+      taken |= coo.coords[2 * e] == coo.coords[0] && coo.coords[2 * e + 1] == c;
+    if (!taken) {
+      col = c;
+      break;
+    }
+  }
+  const Tensor moved = fromCoo(coo, Format::parse("csr", 2));
+  EXPECT_NE(base, inputFingerprint({{"A", &moved}, {"B", &b}}));
+  const Tensor asCoo = convert(a, Format::parse("coo", 2));
+  EXPECT_NE(base, inputFingerprint({{"A", &asCoo}, {"B", &b}}));
+  ConvertOptions f64;
+  f64.changeDType = true;
+  f64.dtype = DType::kF64;
+  const Tensor wide = convert(a, a.format(), f64);
+  EXPECT_NE(base, inputFingerprint({{"A", &wide}, {"B", &b}}));
+  EXPECT_NE(machineFingerprint().find("threads"), std::string::npos) << machineFingerprint();
+}
+
+TuningRecord recordFor(const std::string& inputs, const std::string& format,
+                       const std::string& schedule = "split(i, i0, i1, 16); parallel(i0)") {
+  TuningRecord r;
+  r.kernel = "C(i,j)=A(i,k)*B(k,j)";
+  r.machine = machineFingerprint();
+  r.inputs = inputs;
+  r.chosen.formats = {{"A", format}};
+  r.chosen.schedule = schedule;
+  r.chosen.handTuned = false;
+  r.medianMs = 0.5;
+  r.defaultMs = 0.75;
+  r.space = 1122;
+  r.measured = 17;
+  r.model = "model.json";
+  return r;
+}
+
+TEST(TuningDatabase, FindsTheLastRecordOfAKeyAndSkipsBrokenLines) {
+  TempDir dir;
+  const TuningDatabase db(dir.path() / "new" / "db.jsonl");           // the folder is created
+  EXPECT_FALSE(db.find("k", machineFingerprint(), "A").has_value());  // no file yet
+  db.add(recordFor("A:f32:csr:9x9", "dcsr"));
+  db.add(recordFor("A:f32:csr:8x8", "coo"));
+  db.add(recordFor("A:f32:csr:9x9", "bsr:2x2"));
+  {
+    std::ofstream cut(db.path(), std::ios::app);
+    // A record cut short by a crash: skipped.
+    cut << R"x({"kernel": "C(i,j)=A(i,k)*B(k,j)", "inputs": "A:f32:csr:9x9", "formats)x"
+        << "\n";
+  }
+  const auto hit = db.find("C(i,j)=A(i,k)*B(k,j)", machineFingerprint(), "A:f32:csr:9x9");
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->chosen.formats.at("A"), "bsr:2x2");
+  EXPECT_EQ(hit->chosen.schedule, "split(i, i0, i1, 16); parallel(i0)");
+  EXPECT_FALSE(hit->chosen.handTuned);
+  EXPECT_DOUBLE_EQ(hit->medianMs, 0.5);
+  EXPECT_DOUBLE_EQ(hit->defaultMs, 0.75);
+  EXPECT_EQ(hit->space, 1122);
+  EXPECT_EQ(db.find("C(i,j)=A(i,k)*B(k,j)", machineFingerprint(), "A:f32:csr:8x8")
+                ->chosen.formats.at("A"),
+            "coo");
+  EXPECT_FALSE(db.find("C(i,j)=A(i,k)*B(k,j)", "another machine", "A:f32:csr:9x9"));
+  EXPECT_FALSE(db.find("y(i)=A(i,j)*x(j)", machineFingerprint(), "A:f32:csr:9x9"));
+  // "-": no database at all.
+  const TuningDatabase none("-");
+  EXPECT_TRUE(none.path().empty());
+  none.add(recordFor("A:f32:csr:9x9", "csr"));
+  EXPECT_FALSE(none.find("C(i,j)=A(i,k)*B(k,j)", machineFingerprint(), "A:f32:csr:9x9"));
+  // A database that cannot be written names its file.
+  const TuningDatabase blocked(dir.path() / "db.jsonl" / "x");
+  std::ofstream(dir.path() / "db.jsonl") << "a file, not a folder\n";
+  try {
+    blocked.add(recordFor("A", "csr"));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIoError);
+    EXPECT_NE(std::string(e.what()).find("db.jsonl/x"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CompileTuned, CompilesTheRecordedDecisionAndRunsItCorrectly) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  TempDir dir;
+  const Tensor a = randomMatrix(rng, 77, 53, 0.15, "csr");
+  const Tensor b = randomMatrix(rng, 53, 24, 1.0, "dense");
+  const std::map<std::string, const Tensor*> inputs{{"A", &a}, {"B", &b}};
+  const std::string text = "C(i,j) = A(i,k) * B(k,j)";
+  KernelOptions options;
+  options.formats = {{"A", "csr"}};
+  TuneOptions t;
+  t.database = (dir.path() / "db.jsonl").string();
+
+  // Kernel::compile has no inputs to tune for.
+  KernelOptions searching = options;
+  searching.tune = TuneMode::kSearch;
+  try {
+    Kernel::compile(text, searching);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("compileTuned"), std::string::npos) << e.what();
+  }
+  // No decision yet: kDatabase compiles the options as given and times nothing.
+  KernelOptions lookup = options;
+  lookup.tune = TuneMode::kDatabase;
+  TuneResult result;
+  const Kernel plain = compileTuned(text, inputs, lookup, t, &result);
+  EXPECT_FALSE(result.fromDatabase);
+  EXPECT_EQ(result.formats.at("A"), "csr");
+  EXPECT_EQ(result.measured, 0);
+  // A recorded decision (bsr:2x2, a split schedule, generated code) is what both modes compile.
+  TuningDatabase(t.database)
+      .add(recordFor(inputFingerprint(inputs), "bsr:2x2",
+                     "split(i_blk, i_blk0, i_blk1, 16); parallel(i_blk0)"));  // kernel key: the
+                                                                              // text without blanks
+  std::vector<double> expected(77 * 24, 0.0);
+  const std::vector<double> da = toDense(a), db = toDense(b);
+  for (int64_t i = 0; i < 77; ++i)
+    for (int64_t k = 0; k < 53; ++k)
+      for (int64_t j = 0; j < 24; ++j) expected[i * 24 + j] += da[i * 53 + k] * db[k * 24 + j];
+  for (TuneMode mode : {TuneMode::kDatabase, TuneMode::kSearch}) {
+    KernelOptions tuned = options;
+    tuned.tune = mode;
+    const Kernel kernel = compileTuned(text, inputs, tuned, t, &result);
+    EXPECT_TRUE(result.fromDatabase);
+    EXPECT_EQ(result.measured, 0);
+    EXPECT_EQ(result.formats.at("A"), "bsr:2x2");
+    EXPECT_EQ(result.arguments,
+              "--format A=bsr:2x2 --schedule 'split(i_blk, i_blk0, i_blk1, 16); "
+              "parallel(i_blk0)' "
+              "--generated-only");
+    EXPECT_NE(kernel.describe().find("bsr"), std::string::npos) << kernel.describe();
+    EXPECT_EQ(kernel.provider(), "generated");
+    const std::vector<double> got = toDense(kernel.run(inputs));
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], expected[e], 1e-5) << e;
+  }
+  // kOff ignores the database.
+  const Kernel asGiven = compileTuned(text, inputs, options, t, nullptr);
+  EXPECT_EQ(asGiven.provider(), plain.provider());
+}
+
+}  // namespace
+}  // namespace sparseflow::tune
