@@ -37,7 +37,7 @@ echo "== 3. Convert: the Transformer layers to 2:4 (a .safetensors checkpoint; w
 "$bin/sparseflow-convert" "$transformer" --to 2:4 -o "$work/transformer-2of4.safetensors"
 echo "-- the ResNet-50 to 2:4, and to the smallest exact format of each layer (a directory)"
 "$bin/sparseflow-convert" "$rn50" --to 2:4 -o "$work/rn50-2of4.safetensors" | grep -E "^converted"
-"$bin/sparseflow-convert" "$rn50" --to best -o "$work/rn50-best" | grep -E "^converted"
+"$bin/sparseflow-convert" "$rn50" --to smallest -o "$work/rn50-best" | grep -E "^converted"
 echo "   formats chosen: $(ls "$work/rn50-best" | wc -l) files; the 2:4 checkpoint holds" \
      "$(du -h "$work/rn50-2of4.safetensors" | cut -f1)"
 

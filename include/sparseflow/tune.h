@@ -56,17 +56,21 @@ struct TuneResult {
   std::vector<TuneCandidate> candidates;         ///< the timed ones, best-ranked first
 };
 
+/// The key the tuning database gives `inputs`: dtypes, formats, shapes and the stored pattern
+/// (sampled), not the values. Inputs with the same fingerprint get the same decision.
+std::string tuningFingerprint(const std::map<std::string, const Tensor*>& inputs);
+
 /// Tunes `text` for `inputs` (by name, in the formats the caller holds them): the database's
 /// decision for this kernel, machine and input pattern if it has one (and not `retune`), else a
 /// search whose decision is recorded. Errors: those of Kernel::compile; kInvalidArgument when no
 /// input is sparse or a tuned name is not an input; kIoError naming a model or database file.
 TuneResult tuneKernel(const std::string& text, const std::map<std::string, const Tensor*>& inputs,
-                const KernelOptions& options = {}, const TuneOptions& tuneOptions = {});
+                      const KernelOptions& options = {}, const TuneOptions& tuneOptions = {});
 
 /// Compiles `text` for `inputs` as KernelOptions::tune says: kOff compiles `options` as given;
 /// kDatabase uses the database's decision when there is one (never times anything); kSearch
-/// uses it or searches (tuneKernel()). `result` (optional) receives the decision; with kDatabase and no
-/// decision, its fromDatabase is false and it describes `options` as given.
+/// uses it or searches (tuneKernel()). `result` (optional) receives the decision; with kDatabase
+/// and no decision, its fromDatabase is false and it describes `options` as given.
 Kernel compileTuned(const std::string& text, const std::map<std::string, const Tensor*>& inputs,
                     const KernelOptions& options, const TuneOptions& tuneOptions = {},
                     TuneResult* result = nullptr);

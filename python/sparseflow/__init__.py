@@ -30,6 +30,7 @@ from .kernels import Kernel, compile
 
 Schedule = _C.Schedule
 from .scipy_interop import from_scipy, to_scipy
+from .tuning import TunedKernel, tune
 from .tensors import (
     Tensor,
     as_tensor,
@@ -106,6 +107,7 @@ __all__ = [
     "SparseLinear",
     "SparsifyReport",
     "Tensor",
+    "TunedKernel",
     "activations",
     "as_tensor",
     "compile",
@@ -124,5 +126,6 @@ __all__ = [
     "to_scipy",
     "to_torch",
     "transpose",
+    "tune",
     "write",
 ]

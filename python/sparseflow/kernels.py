@@ -93,11 +93,16 @@ class Kernel:
         tensors = {name: value if type(value) is Tensor else as_tensor(value)
                    for name, value in inputs.items()}
         scalars = {name: float(value) for name, value in params.items()} if params else {}
+        compiled = self._compiled_for(tensors)
         if out is not None:
-            self._kernel.run_into(tensors, _output_view(out), scalars)
+            compiled.run_into(tensors, _output_view(out), scalars)
             return out
-        result = self._kernel.run(tensors, scalars)
+        result = compiled.run(tensors, scalars)
         return result.to_numpy() if result.is_dense else result
+
+    def _compiled_for(self, tensors: dict):
+        """The native kernel that runs on these inputs (a tuned kernel chooses per input)."""
+        return self._kernel
 
     def __call__(self, **arguments):
         """``kernel(A=a, x=x)``; ``out=y`` writes into y (unless the kernel has a tensor named
@@ -121,7 +126,8 @@ class Kernel:
 
 def compile(text: str, formats: Mapping | None = None, schedule=None, *,
             dtypes: Mapping | None = None, parallel: bool = True,
-            use_cache: bool = True, hand_tuned: bool = True) -> Kernel:
+            use_cache: bool = True, hand_tuned: bool = True, tune=False,
+            database=None, model=None, budget: int = 16) -> Kernel:
     """Compiles index notation: ``sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})``.
 
     ``formats`` maps tensor names to formats (absent: dense); ``dtypes`` to value types (absent:
@@ -134,7 +140,23 @@ def compile(text: str, formats: Mapping | None = None, schedule=None, *,
     spelled; ``Kernel.provider`` says which runs). Errors: ParseError/InvalidArgument for the text
     (with line and column), NotSupported for what cannot be lowered yet, CompileError when no
     compiler works.
+
+    ``tune``: choose the formats of the sparse inputs and the schedule for the inputs of each call
+    (docs/tune.md): ``"database"`` uses a decision recorded for this kernel, machine and input
+    pattern (else the formats as given) and never times anything; ``"search"`` (or ``True``) uses
+    it or searches (a model-ranked search timing at most ``budget`` configurations) and records the
+    decision. The kernel is compiled on the first call with each input pattern; ``tuning`` holds
+    the last decision. ``database`` (a path, or False for none) and ``model`` as in ``sf.tune``.
     """
+    if tune:
+        if schedule is not None:
+            raise InvalidArgument("tune= chooses the schedule: give no schedule with it")
+        mode = "search" if tune is True else str(tune)
+        if mode not in ("search", "database"):
+            raise InvalidArgument(f"tune={tune!r}: expected False, True, 'database' or 'search'")
+        from .tuning import TunedKernel
+        return TunedKernel(text, formats or {}, dtypes or {}, parallel, use_cache, hand_tuned,
+                           mode, database, model, budget)
     if schedule is None:
         schedule = _C.Schedule()
     elif isinstance(schedule, str):

@@ -15,6 +15,8 @@ void bindTensor(py::module_& m);
 void bindIo(py::module_& m);
 /// Kernel: compile index notation, run it, look at what was generated.
 void bindKernel(py::module_& m);
+/// The autoconfigurator: _tune, _compile_tuned, _input_fingerprint (python/sparseflow/tuning.py).
+void bindTune(py::module_& m);
 /// n:m pruning, the impact report and the 2:4 linear layer.
 void bindNM(py::module_& m);
 

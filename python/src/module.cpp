@@ -8,6 +8,7 @@ PYBIND11_MODULE(_sparseflow, m) {
   sfp::bindTensor(m);
   sfp::bindIo(m);
   sfp::bindKernel(m);
+  sfp::bindTune(m);
   sfp::bindNM(m);
 #ifdef SPARSEFLOW_VERSION
   m.attr("__version__") = SPARSEFLOW_VERSION;

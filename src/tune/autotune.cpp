@@ -63,8 +63,12 @@ void describeConfig(const tune::Config& c, TuneResult& r) {
 
 }  // namespace
 
+std::string tuningFingerprint(const std::map<std::string, const Tensor*>& inputs) {
+  return tune::inputFingerprint(inputs);
+}
+
 TuneResult tuneKernel(const std::string& text, const std::map<std::string, const Tensor*>& inputs,
-                const KernelOptions& options, const TuneOptions& t) {
+                      const KernelOptions& options, const TuneOptions& t) {
   KernelOptions base = options;
   base.tune = TuneMode::kOff;
   TuneResult result;

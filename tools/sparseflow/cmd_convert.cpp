@@ -19,11 +19,13 @@
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
 #include "sparseflow/io.h"
+#include "sparseflow/kernel.h"
 #include "sparseflow/nm.h"
 #include "sparseflow/process.h"
 #include "sparseflow/progress.h"
 #include "sparseflow/statistics.h"
 #include "sparseflow/text_table.h"
+#include "sparseflow/tune.h"
 #include "sparseflow/validate.h"
 #include "sparseflow/weights.h"
 
@@ -37,6 +39,9 @@ struct ConvertArgs {
   std::string input, output, format;
   WeightOptions weights;
   bool json = false;
+  int64_t batch = 32;    ///< --to best: the columns of the activations the layer multiplies
+  std::string database;  ///< --to best: the tuning database ("" default, "-" none)
+  int budget = 16;       ///< --to best: configurations timed besides the format as read
 };
 
 enum class OutputKind { kFile, kCheckpoint, kDirectory };
@@ -61,6 +66,11 @@ struct TensorReport {
   int64_t bytesBefore = 0, bytesAfter = 0;
   ValueReport values;
   double seconds = 0;
+  /// --to best: the tuned SpMM's time per call with the chosen format, the format as read and
+  /// dense; the schedule that goes with the chosen format; whether the database knew it.
+  double tunedMs = -1, asReadMs = -1, denseMs = -1;
+  std::string tunedSchedule;
+  bool fromDatabase = false;
 };
 
 OutputKind outputKind(const std::string& output) {
@@ -87,15 +97,20 @@ bool isNMText(const std::string& format) {
          digits(std::string_view(format).substr(colon + 1));
 }
 
-/// The smallest exact format of a matrix among dense, csr, bsr:4x4, ell and (when the matrix fits
-/// as is) 2:4; "best" in --to. Sizes are predicted from the matrix's statistics (one pass over the
-/// entries), so no candidate larger than the best so far is ever built.
-std::string smallestFormat(const Tensor& t) {
+void requireMatrix(const Tensor& t, const char* target) {
   if (t.rank() != 2) {
     throw Error(ErrorCode::kInvalidArgument,
-                "--to best chooses among matrix formats; the tensor has rank " +
+                std::string("--to ") + target +
+                    " chooses among matrix formats; the tensor has rank " +
                     std::to_string(t.rank()) + " (name a format)");
   }
+}
+
+/// The smallest exact format of a matrix among dense, csr, bsr:4x4, ell and (when the matrix fits
+/// as is) 2:4; "smallest" in --to. Sizes are predicted from the matrix's statistics (one pass over
+/// the entries), so no candidate larger than the best so far is ever built.
+std::string smallestFormat(const Tensor& t) {
+  requireMatrix(t, "smallest");
   const MatrixStatistics s = matrixStatistics(t);
   const double value = static_cast<double>(dtypeSize(t.dtype()));
   const double index = s.nnz > INT32_MAX || s.rows > INT32_MAX || s.cols > INT32_MAX ? 8 : 4;
@@ -114,6 +129,62 @@ std::string smallestFormat(const Tensor& t) {
     if (bytes < bestBytes) best = format, bestBytes = bytes;
   }
   return best;
+}
+
+/// The fastest exact format of a weight matrix W for the layer's product W X with `batch` columns
+/// of X ("best" in --to): the autoconfigurator's search (docs/tune.md: the shipped cost model
+/// ranks the formats and schedules, the best few are timed, the decision is recorded in the tuning
+/// database) plus dense, timed beside it. Fills the report's times.
+std::string fastestFormat(const Tensor& w, const ConvertArgs& args, TensorReport& r) {
+  requireMatrix(w, "best");
+  // The times are of f32 compute on the pattern; X's values do not matter (fixed, not zero).
+  ConvertOptions f32;
+  f32.changeDType = true;
+  f32.dtype = DType::kF32;
+  const Tensor a = w.format().isDenseRowMajor()
+                       ? convert(w, Format::parse("csr", 2), f32)
+                       : (w.dtype() == DType::kF32 ? w : convert(w, w.format(), f32));
+  std::vector<double> xValues(static_cast<size_t>(w.shape()[1] * args.batch));
+  for (size_t k = 0; k < xValues.size(); ++k) xValues[k] = 0.25 * static_cast<double>(k % 7) - 0.5;
+  const Tensor x =
+      fromDense({w.shape()[1], args.batch}, xValues.data(), Format::parse("dense", 2), DType::kF32);
+  const std::string kernel = "C(i,j) = A(i,k) * B(k,j)";
+  const std::map<std::string, const Tensor*> inputs{{"A", &a}, {"B", &x}};
+  TuneOptions t;
+  t.database = args.database;
+  t.tuned = {"A"};
+  t.budget = args.budget;
+  const TuneResult tuned = tuneKernel(kernel, inputs, {}, t);
+  r.tunedMs = tuned.medianMs;
+  r.asReadMs = tuned.defaultMs;
+  r.tunedSchedule = tuned.schedule;
+  r.fromDatabase = tuned.fromDatabase;
+  // Dense: the dense GEMM provider on a dense copy (when one fits the storage limit).
+  try {
+    KernelOptions dense;
+    dense.formats = {{"A", "dense"}};
+    const Tensor denseA = convert(a, Format::parse("dense", 2));
+    const std::map<std::string, const Tensor*> denseInputs{{"A", &denseA}, {"B", &x}};
+    const Kernel k = Kernel::compile(kernel, dense);
+    std::vector<double> times;
+    Tensor out = k.run(denseInputs);
+    for (int n = 0; n < 5; ++n) {
+      const auto start = std::chrono::steady_clock::now();
+      k.run(denseInputs, out);
+      times.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+    std::sort(times.begin(), times.end());
+    r.denseMs = times[times.size() / 2];
+  } catch (const Error&) {
+    r.denseMs = -1;  // too large to hold dense: not a candidate
+  }
+  if (r.denseMs >= 0 && r.denseMs < r.tunedMs) {
+    r.tunedSchedule.clear();
+    return "dense";
+  }
+  return tuned.formats.at("A");
 }
 
 ValueReport fromImpact(const nm::Impact& i) {
@@ -143,8 +214,9 @@ ValueReport fromComparison(const ValueComparison& c) {
 
 /// Converts (or prunes, for N:M) one tensor, in `dtype` when set, and fills its report: every
 /// exact conversion is checked against the source's values at full precision, entry by entry.
-Tensor convertOne(const Tensor& in, const std::string& target, std::optional<DType> dtype,
+Tensor convertOne(const Tensor& in, const std::string& target, const ConvertArgs& args,
                   TensorReport& r) {
+  const std::optional<DType> dtype = args.weights.dtype;
   const auto start = std::chrono::steady_clock::now();
   r.from = in.format().toString();
   r.bytesBefore = in.storageBytes();
@@ -160,7 +232,9 @@ Tensor convertOne(const Tensor& in, const std::string& target, std::optional<DTy
               : convert(s.compressed, s.compressed.format(), options, &conversion);
     r.values = fromImpact(s.impact);
   } else {
-    const std::string format = target == "best" ? smallestFormat(in) : target;
+    const std::string format = target == "smallest" ? smallestFormat(in)
+                               : target == "best"   ? fastestFormat(in, args, r)
+                                                    : target;
     out = convert(in, Format::parse(format, in.rank()), options, &conversion);
     r.values = fromComparison(compareValues(in, out));
   }
@@ -199,6 +273,15 @@ Json reportJson(const ConvertArgs& args, const std::vector<TensorReport>& report
       t["bytes_after"] = r.bytesAfter;
       t["impact"] = valuesJson(r.values);
       t["seconds"] = r.seconds;
+      if (r.tunedMs >= 0) {
+        Json tuned = {{"ms", std::min(r.tunedMs, r.denseMs >= 0 ? r.denseMs : r.tunedMs)},
+                      {"as_read_ms", r.asReadMs},
+                      {"schedule", r.tunedSchedule},
+                      {"from_database", r.fromDatabase},
+                      {"batch", args.batch}};
+        if (r.denseMs >= 0) tuned["dense_ms"] = r.denseMs;
+        t["tuned"] = tuned;
+      }
     }
     if (!r.path.empty()) t["path"] = r.path;
     tensors.push_back(std::move(t));
@@ -237,9 +320,19 @@ void printText(const ConvertArgs& args, const std::vector<TensorReport>& reports
                fixed(v.meanAbsError, 3), fixed(v.relativeError, 3), fixed(v.keptMagnitude, 4),
                bytesText(static_cast<double>(r.bytesBefore)),
                bytesText(static_cast<double>(r.bytesAfter))});
+    if (r.tunedMs >= 0) {
+      char times[160];
+      std::snprintf(times, sizeof times, "%.4g ms (as read %.4g ms, dense %s)",
+                    r.to == "dense" ? r.denseMs : r.tunedMs, r.asReadMs,
+                    r.denseMs >= 0 ? (fixed(r.denseMs, 4) + " ms").c_str() : "too large");
+      notes.push_back(printableMessage(r.name) + ": " + r.to + " is fastest for W X with " +
+                      std::to_string(args.batch) + " columns: " + times +
+                      (r.tunedSchedule.empty() ? "" : "; schedule '" + r.tunedSchedule + "'") +
+                      (r.fromDatabase ? "; from the tuning database" : ""));
+    }
     if (v.rounded > 0) {
-      notes.push_back(printableMessage(r.name) + ": " + std::to_string(v.rounded) + " values rounded to " +
-                      r.dtypeAfter + " (from " + r.dtype + ")" +
+      notes.push_back(printableMessage(r.name) + ": " + std::to_string(v.rounded) +
+                      " values rounded to " + r.dtypeAfter + " (from " + r.dtype + ")" +
                       (v.firstChange.empty() ? "" : "; first change at " + v.firstChange));
     } else if (v.changed > 0) {
       notes.push_back(printableMessage(r.name) + ": " + std::to_string(v.changed) +
@@ -332,7 +425,7 @@ int runConvert(const ConvertArgs& args) {
       if (reason.empty()) {
         if (w.checkpoint) loaded = w.loadSource();
         try {
-          out = convertOne(loaded, args.format, args.weights.dtype, r);
+          out = convertOne(loaded, args.format, args, r);
         } catch (const Error& e) {
           throw Error(e.code(), w.origin + ": tensor '" + w.name + "': " + e.what());
         }
@@ -427,8 +520,17 @@ void addConvertCommand(CLI::App& app, Action& action) {
   cmd->add_option("--to", args->format,
                   "target format: dense, csr, csc, coo, dcsr, dcsc, bsr:RxC, ell[:K], hyb[:K], "
                   "N:M (2:4 prunes by magnitude), csf, dcsf, levels[...], @i64 for 64-bit indices, "
-                  "or best (the smallest exact one of dense, csr, bsr:4x4, ell and 2:4)")
+                  "smallest (the smallest exact one of dense, csr, bsr:4x4, ell and 2:4), or best "
+                  "(the fastest exact one for the layer's product, by the autoconfigurator)")
       ->required();
+  cmd->add_option("--batch", args->batch,
+                  "--to best: columns of the activations each weight multiplies (default 32)");
+  cmd->add_option("--budget", args->budget,
+                  "--to best: configurations timed per tensor besides the format as read, at "
+                  "most (default 16)");
+  cmd->add_option("--db", args->database,
+                  "--to best: the tuning database (default: $SPARSEFLOW_TUNE_DB, else "
+                  "tuning.jsonl in the kernel cache; - for none)");
   cmd->add_option("-o,--output", args->output,
                   "a .safetensors checkpoint, a directory (one .sft per tensor), or one tensor "
                   "file: .sft, .mtx, .npy, .tns or .smtx")

@@ -4,6 +4,7 @@
 // bad input that must name itself and write nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -211,7 +212,7 @@ TEST_F(Convert, CheckpointLayerByLayerWithIncludeAndExclude) {
 }
 
 TEST_F(Convert, ResNet50WeightsToTheirSmallestFormatsInADirectory) {
-  ToolResult r = run("sparseflow-convert", {kRn50, "--to", "best", "-o", "rn50", "--json"});
+  ToolResult r = run("sparseflow-convert", {kRn50, "--to", "smallest", "-o", "rn50", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Json j = Json::parse(r.out);
   ASSERT_EQ(j["tensors"].size(), 54u) << "the whole network";
@@ -239,6 +240,47 @@ TEST_F(Convert, ResNet50WeightsToTheirSmallestFormatsInADirectory) {
     EXPECT_EQ(back.storageBytes(), smallest);
     EXPECT_EQ(t["impact"]["max_error"], 0.0);
   }
+}
+
+TEST_F(Convert, BestIsTheFastestExactFormatByTheAutoconfiguratorAndIsRecorded) {
+  // Two ResNet-50 layers (0.9 sparse) as a directory; the first run searches (the shipped model
+  // ranks, the two best-ranked configurations, the format as read and dense are timed), the
+  // second finds both decisions in the database.
+  const std::string rn50 = kData + "/dlmc/rn50/magnitude_pruning/0.9";
+  fs::create_directory(dir_ / "in");
+  for (const char* name : {"initial_conv", "bottleneck_1_block_group1_1_1"})
+    fs::copy_file(rn50 + "/" + name + ".smtx", dir_ / "in" / (std::string(name) + ".smtx"));
+  for (const bool recorded : {false, true}) {
+    SCOPED_TRACE(recorded ? "recorded" : "searched");
+    const std::string out = recorded ? "again" : "best";
+    ToolResult r = run("sparseflow-convert", {"in", "--to", "best", "--batch", "16", "--db",
+                                              "db.jsonl", "-o", out, "--json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const Json j = Json::parse(r.out);
+    ASSERT_EQ(j["tensors"].size(), 2u);
+    ReadOptions dlmc;
+    dlmc.fill = ValueFill::kRandom;
+    for (const Json& t : j["tensors"]) {
+      const std::string name = t["name"];
+      SCOPED_TRACE(name);
+      EXPECT_EQ(toDense(read(path(out + "/" + name + ".sft"))),
+                toDense(read(rn50 + "/" + name + ".smtx", dlmc)))
+          << "best is exact";
+      const Json& tuned = t["tuned"];
+      EXPECT_EQ(tuned["from_database"].get<bool>(), recorded);
+      EXPECT_EQ(tuned["batch"], 16);
+      EXPECT_GT(tuned["ms"].get<double>(), 0.0);
+      EXPECT_GT(tuned["dense_ms"].get<double>(), 0.0);
+      // The chosen one is no slower than the format as read and than dense.
+      EXPECT_LE(tuned["ms"].get<double>(), tuned["dense_ms"].get<double>());
+      if (!recorded) {
+        EXPECT_LE(tuned["ms"].get<double>(), tuned["as_read_ms"].get<double>());
+      }
+      EXPECT_EQ(t["impact"]["max_error"], 0.0);
+    }
+  }
+  const std::string db = testing::slurpFile(dir_ / "db.jsonl");
+  EXPECT_EQ(std::count(db.begin(), db.end(), '\n'), 2) << "one decision per layer";
 }
 
 TEST_F(Convert, NamesCannotLeaveTheOutputDirectory) {

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The autoconfigurator's quality on the held-out problems (docs/tune.md, bench/RESULTS.md).
+
+Reads the held-out problems' exhaustive measurements that scripts/tune_corpus.sh wrote
+(data/tune/corpus/*.jsonl: every configuration of C(i,j) = A(i,k) * B(k,j), 64 columns, timed
+through `sparseflow tune collect`), runs the search as a user does (`sparseflow tune ... --no-db`:
+the shipped model ranks, the default and the top min(budget, 5%) are timed, the fastest kept; its
+wall time is the tuning cost), and times the peers on the same matrix and shape in this process:
+scipy.sparse (csr @ dense, f32, one thread) and torch.sparse (csr @ dense, f32, the machine's
+threads) when torch imports. The tuned and default times are the search's own (one run); the
+exhaustive best is the corpus run's. Prints one Markdown row per problem and the summary.
+
+    .venv/bin/python bench/tune_quality.py [--corpus data/tune/corpus] [--budget 16]
+        [--holdout dlmc/rn50 --holdout suitesparse/LAGraph] [--sparseflow build/bin/sparseflow]
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+
+def read_matrix(path):
+    if path.endswith(".smtx"):  # DLMC: "rows, cols, nnz", row offsets, column indices
+        with open(path) as f:
+            rows, cols, _ = (int(v) for v in f.readline().replace(",", " ").split())
+            indptr = np.array(f.readline().split(), dtype=np.int64)
+            indices = np.array(f.readline().split(), dtype=np.int64)
+        rng = np.random.default_rng(0)
+        values = rng.uniform(-1, 1, indices.size).astype(np.float32)
+        return sp.csr_matrix((values, indices, indptr), shape=(rows, cols))
+    return sp.csr_matrix(scipy.io.mmread(path)).astype(np.float32)
+
+
+def median_ms(call, min_runs=5, target_s=0.2):
+    call()
+    times = []
+    start = time.perf_counter()
+    while len(times) < min_runs or (time.perf_counter() - start < target_s and len(times) < 50):
+        t = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", default="data/tune/corpus")
+    parser.add_argument("--holdout", action="append", default=None)
+    parser.add_argument("--sparseflow", default="build/bin/sparseflow")
+    parser.add_argument("--budget", type=int, default=16)
+    args = parser.parse_args()
+    holdout = args.holdout or ["dlmc/rn50", "suitesparse/LAGraph"]
+    try:
+        import torch
+        torch.set_num_threads(os.cpu_count() or 1)
+    except ImportError:
+        torch = None
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for path in sorted(glob.glob(os.path.join(args.corpus, "*.jsonl"))):
+            with open(path) as f:
+                lines = [json.loads(line) for line in f if line.strip()]
+            a_path = lines[0]["inputs"]["A"]
+            if not any(h in a_path for h in holdout):
+                continue
+            timed = [line["median_ms"] for line in lines if "median_ms" in line]
+            if len(timed) < 1000:
+                continue  # not an exhaustive problem
+            best = min(timed)
+            a = read_matrix(a_path)
+            b = np.random.default_rng(1).standard_normal((a.shape[1], 64)).astype(np.float32)
+            b_path = os.path.join(work, "b.npy")
+            np.save(b_path, b)
+            out = os.path.join(work, "tuned.json")
+            start = time.perf_counter()
+            subprocess.run([args.sparseflow, "tune", "C(i,j) = A(i,k) * B(k,j)", "--in",
+                            f"A={a_path}", "--in", f"B={b_path}", "--no-db", "--budget",
+                            str(args.budget), "--json", out], check=True, capture_output=True)
+            tuning_s = time.perf_counter() - start
+            with open(out) as f:
+                tuned = json.load(f)
+            scipy_ms = median_ms(lambda: a @ b)
+            torch_ms = float("nan")
+            if torch is not None:
+                ta = torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
+                                             torch.from_numpy(a.indices.astype(np.int64)),
+                                             torch.from_numpy(a.data), size=a.shape)
+                tb = torch.from_numpy(b)
+                torch_ms = median_ms(lambda: torch.matmul(ta, tb))
+            peer = scipy_ms if math.isnan(torch_ms) else min(scipy_ms, torch_ms)
+            rows.append({"name": a_path.replace("data/", ""), "shape": a.shape, "nnz": a.nnz,
+                         "default": tuned["default_ms"], "tuned": tuned["median_ms"],
+                         "best": best, "chosen": tuned["arguments"], "measured": tuned["measured"],
+                         "space": tuned["space"], "tuning_s": tuning_s, "scipy": scipy_ms,
+                         "torch": torch_ms, "peer": peer})
+    print("| held-out matrix | shape | nnz | chosen | default (ms) | tuned (ms) | exhaustive best "
+          "(ms) | tuned/best | timed | tuning (s) | scipy (ms) | torch (ms) | best peer / tuned |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['name']} | {r['shape'][0]}x{r['shape'][1]} | {r['nnz']} | `{r['chosen']}` | "
+              f"{r['default']:.4g} | {r['tuned']:.4g} | {r['best']:.4g} | "
+              f"{r['tuned'] / r['best']:.3f} | {r['measured']} of {r['space']} | "
+              f"{r['tuning_s']:.1f} | {r['scipy']:.4g} | {r['torch']:.4g} | "
+              f"{r['peer'] / r['tuned']:.2f} |")
+    if rows:
+        regret = sorted(r["tuned"] / r["best"] for r in rows)
+        geo = lambda values: math.exp(statistics.mean(math.log(v) for v in values))
+        print(f"\n{len(rows)} held-out problems: tuned/exhaustive best median "
+              f"{statistics.median(regret):.3f}, max {regret[-1]:.3f}; geomean speed-up over the "
+              f"default {geo([r['default'] / r['tuned'] for r in rows]):.2f}x, over the best peer "
+              f"{geo([r['peer'] / r['tuned'] for r in rows]):.2f}x; timed "
+              f"{max(r['measured'] / r['space'] for r in rows):.1%} of the space at most")
+
+
+if __name__ == "__main__":
+    main()
