@@ -2,12 +2,13 @@
 """The autoconfigurator's quality on the held-out problems (docs/tune.md, bench/RESULTS.md).
 
 Reads the held-out problems' exhaustive measurements that scripts/tune_corpus.sh wrote
-(data/tune/corpus/*.jsonl: every configuration of C(i,j) = A(i,k) * B(k,j), 64 columns, timed
-through `sparseflow tune collect`), runs the search as a user does (`sparseflow tune ... --no-db`:
+(data/tune/corpus/*.jsonl: every configuration of SpMM (64 columns), SpMV and SDDMM (32 columns)
+timed through `sparseflow tune collect`), runs the search as a user does (`sparseflow tune ... --no-db`:
 the shipped model ranks, the default and the top min(budget, 5%) are timed, the fastest kept; its
 wall time is the tuning cost), and times the peers on the same matrix and shape in this process:
-scipy.sparse (csr @ dense, f32, one thread) and torch.sparse (csr @ dense, f32, the machine's
-threads) when torch imports. The tuned and default times are the search's own (one run); the
+scipy.sparse (csr @ dense or vector, f32, one thread; SDDMM as numpy row gathers and dot
+products) and torch.sparse (csr @ dense, sampled_addmm for SDDMM where this torch has it, the
+machine's threads) when torch imports. The tuned and default times are the search's own (one run); the
 exhaustive best is the corpus run's. Prints one Markdown row per problem and the summary.
 
     .venv/bin/python bench/tune_quality.py [--corpus data/tune/corpus] [--budget 16]
@@ -51,6 +52,54 @@ def median_ms(call, min_runs=5, target_s=0.2):
     return statistics.median(times)
 
 
+KERNELS = {
+    "C(i,j) = A(i,k) * B(k,j)": "SpMM",
+    "y(i) = A(i,j) * x(j)": "SpMV",
+    "C(i,j) = A(i,j) * sum(k, X(i,k) * Y(j,k))": "SDDMM",
+}
+
+
+def dense_operands(kernel, a, rng):
+    """The kernel's dense inputs by name, shaped as scripts/tune_corpus.sh shapes them."""
+    if kernel == "SpMM":
+        return {"B": rng.standard_normal((a.shape[1], 64)).astype(np.float32)}
+    if kernel == "SpMV":
+        return {"x": rng.standard_normal(a.shape[1]).astype(np.float32)}
+    return {"X": rng.standard_normal((a.shape[0], 32)).astype(np.float32),
+            "Y": rng.standard_normal((a.shape[1], 32)).astype(np.float32)}
+
+
+def peer_calls(kernel, a, dense, torch):
+    """{peer: call} on the same operands: scipy/numpy on one thread, torch.sparse on all."""
+    if kernel == "SpMM":
+        calls = {"scipy": lambda: a @ dense["B"]}
+    elif kernel == "SpMV":
+        calls = {"scipy": lambda: a @ dense["x"]}
+    else:
+        rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
+        x, y = dense["X"], dense["Y"]
+        calls = {"scipy": lambda: a.data * np.einsum("ij,ij->i", x[rows], y[a.indices])}
+    if torch is None:
+        return calls
+    ta = torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
+                                 torch.from_numpy(a.indices.astype(np.int64)),
+                                 torch.from_numpy(a.data), size=a.shape)
+    if kernel == "SpMM":
+        tb = torch.from_numpy(dense["B"])
+        calls["torch"] = lambda: torch.matmul(ta, tb)
+    elif kernel == "SpMV":
+        tx = torch.from_numpy(dense["x"]).unsqueeze(1)
+        calls["torch"] = lambda: torch.matmul(ta, tx)
+    else:
+        tx, tyt = torch.from_numpy(dense["X"]), torch.from_numpy(dense["Y"]).T.contiguous()
+        try:
+            torch.sparse.sampled_addmm(ta, tx, tyt, beta=0.0)
+            calls["torch"] = lambda: torch.sparse.sampled_addmm(ta, tx, tyt, beta=0.0)
+        except (RuntimeError, NotImplementedError):
+            pass  # not on this torch's CPU build
+    return calls
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default="data/tune/corpus")
@@ -65,60 +114,63 @@ def main():
     except ImportError:
         torch = None
     rows = []
+    rng = np.random.default_rng(1)
     with tempfile.TemporaryDirectory() as work:
         for path in sorted(glob.glob(os.path.join(args.corpus, "*.jsonl"))):
             with open(path) as f:
                 lines = [json.loads(line) for line in f if line.strip()]
-            a_path = lines[0]["inputs"]["A"]
-            if not any(h in a_path for h in holdout):
+            a_path, text = lines[0]["inputs"]["A"], lines[0]["kernel"]
+            if not any(h in a_path for h in holdout) or text not in KERNELS:
                 continue
             timed = [line["median_ms"] for line in lines if "median_ms" in line]
-            if len(timed) < 1000:
+            if len(timed) < 0.9 * len(lines) or len(lines) < 300:
                 continue  # not an exhaustive problem
+            kernel = KERNELS[text]
             best = min(timed)
             a = read_matrix(a_path)
-            b = np.random.default_rng(1).standard_normal((a.shape[1], 64)).astype(np.float32)
-            b_path = os.path.join(work, "b.npy")
-            np.save(b_path, b)
+            dense = dense_operands(kernel, a, rng)
+            command = [args.sparseflow, "tune", text, "--in", f"A={a_path}", "--tune", "A"]
+            for name, value in dense.items():
+                np.save(os.path.join(work, name + ".npy"), value)
+                command += ["--in", f"{name}={os.path.join(work, name + '.npy')}"]
             out = os.path.join(work, "tuned.json")
             start = time.perf_counter()
-            subprocess.run([args.sparseflow, "tune", "C(i,j) = A(i,k) * B(k,j)", "--in",
-                            f"A={a_path}", "--in", f"B={b_path}", "--no-db", "--budget",
-                            str(args.budget), "--json", out], check=True, capture_output=True)
+            subprocess.run(command + ["--no-db", "--budget", str(args.budget), "--json", out],
+                           check=True, capture_output=True)
             tuning_s = time.perf_counter() - start
             with open(out) as f:
                 tuned = json.load(f)
-            scipy_ms = median_ms(lambda: a @ b)
-            torch_ms = float("nan")
-            if torch is not None:
-                ta = torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
-                                             torch.from_numpy(a.indices.astype(np.int64)),
-                                             torch.from_numpy(a.data), size=a.shape)
-                tb = torch.from_numpy(b)
-                torch_ms = median_ms(lambda: torch.matmul(ta, tb))
-            peer = scipy_ms if math.isnan(torch_ms) else min(scipy_ms, torch_ms)
-            rows.append({"name": a_path.replace("data/", ""), "shape": a.shape, "nnz": a.nnz,
-                         "default": tuned["default_ms"], "tuned": tuned["median_ms"],
-                         "best": best, "chosen": tuned["arguments"], "measured": tuned["measured"],
-                         "space": tuned["space"], "tuning_s": tuning_s, "scipy": scipy_ms,
-                         "torch": torch_ms, "peer": peer})
-    print("| held-out matrix | shape | nnz | chosen | default (ms) | tuned (ms) | exhaustive best "
-          "(ms) | tuned/best | timed | tuning (s) | scipy (ms) | torch (ms) | best peer / tuned |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+            peers = {name: median_ms(call) for name, call in
+                     peer_calls(kernel, a, dense, torch).items()}
+            rows.append({"kernel": kernel, "name": a_path.replace("data/", ""), "shape": a.shape,
+                         "nnz": a.nnz, "default": tuned["default_ms"],
+                         "tuned": tuned["median_ms"], "best": best,
+                         "chosen": tuned["arguments"], "measured": tuned["measured"],
+                         "space": tuned["space"], "tuning_s": tuning_s,
+                         "scipy": peers.get("scipy", float("nan")),
+                         "torch": peers.get("torch", float("nan")),
+                         "peer": min(peers.values())})
+    print("| kernel | held-out matrix | shape | nnz | chosen | default (ms) | tuned (ms) | "
+          "exhaustive best (ms) | tuned/best | timed | tuning (s) | scipy (ms) | torch (ms) | "
+          "best peer / tuned |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['name']} | {r['shape'][0]}x{r['shape'][1]} | {r['nnz']} | `{r['chosen']}` | "
-              f"{r['default']:.4g} | {r['tuned']:.4g} | {r['best']:.4g} | "
+        print(f"| {r['kernel']} | {r['name']} | {r['shape'][0]}x{r['shape'][1]} | {r['nnz']} | "
+              f"`{r['chosen']}` | {r['default']:.4g} | {r['tuned']:.4g} | {r['best']:.4g} | "
               f"{r['tuned'] / r['best']:.3f} | {r['measured']} of {r['space']} | "
               f"{r['tuning_s']:.1f} | {r['scipy']:.4g} | {r['torch']:.4g} | "
               f"{r['peer'] / r['tuned']:.2f} |")
-    if rows:
-        regret = sorted(r["tuned"] / r["best"] for r in rows)
-        geo = lambda values: math.exp(statistics.mean(math.log(v) for v in values))
-        print(f"\n{len(rows)} held-out problems: tuned/exhaustive best median "
+    geo = lambda values: math.exp(statistics.mean(math.log(v) for v in values))
+    for kernel in KERNELS.values():
+        mine = [r for r in rows if r["kernel"] == kernel]
+        if not mine:
+            continue
+        regret = sorted(r["tuned"] / r["best"] for r in mine)
+        print(f"\n{kernel}, {len(mine)} held-out problems: tuned/exhaustive best median "
               f"{statistics.median(regret):.3f}, max {regret[-1]:.3f}; geomean speed-up over the "
-              f"default {geo([r['default'] / r['tuned'] for r in rows]):.2f}x, over the best peer "
-              f"{geo([r['peer'] / r['tuned'] for r in rows]):.2f}x; timed "
-              f"{max(r['measured'] / r['space'] for r in rows):.1%} of the space at most")
+              f"default {geo([r['default'] / r['tuned'] for r in mine]):.2f}x, over the best peer "
+              f"{geo([r['peer'] / r['tuned'] for r in mine]):.2f}x; timed "
+              f"{max(r['measured'] / r['space'] for r in mine):.1%} of the space at most")
 
 
 if __name__ == "__main__":

@@ -1,35 +1,41 @@
 #!/usr/bin/env bash
-# Rebuilds the autoconfigurator's shipped SpMM cost model (docs/tune.md): times a seeded sample of
-# the SpMM space (`sparseflow tune collect`) on the corpus below, then trains the ranker
-# (`sparseflow tune train`) with whole sources held out, and writes
-#   data/tune/corpus/NAME.jsonl   the measurements, one line per timed configuration (not
+# Rebuilds the autoconfigurator's shipped cost model (docs/tune.md): times a seeded sample of the
+# SpMM, SpMV and SDDMM spaces (`sparseflow tune collect`) on the corpus below, then trains one
+# ranker for the three (`sparseflow tune train`; the kernel features tell them apart) with whole
+# sources held out, and writes
+#   data/tune/corpus/KERNEL_NAME.jsonl  the measurements, one line per timed configuration (not
 #                                 committed: tens of MB, and times of this machine)
-#   data/tune/spmm_model.json     the model that ships (trained without the held-out sources)
+#   data/tune/model.json          the model that ships (trained without the held-out sources)
 #   data/tune/holdout.txt         its report on the held-out problems
 #
-#   scripts/tune_corpus.sh [BUILD_DIR] [--sample N] [--heldout-sample M] [--train-only]
+#   scripts/tune_corpus.sh [BUILD_DIR] [--sample N] [--heldout-sample M] [--kernels "spmm spmv sddmm"]
+#                          [--train-only]
 #
 # Training problems time the default and a seeded sample of N configurations (default 200); the
 # held-out ones M (default 0: every configuration, so that the report compares the search's
 # choice with the exhaustive best).
 #
-# Corpus: C(i,j) = A(i,k) * B(k,j) with 64 columns of B. Trained on DLMC transformer layers
+# Kernels: SpMM C(i,j) = A(i,k) * B(k,j) with 64 columns of B, SpMV y(i) = A(i,j) * x(j), and
+# SDDMM C(i,j) = A(i,j) * sum(k, X(i,k) * Y(j,k)) with 32 columns of X and Y. Trained on DLMC transformer layers
 # (magnitude and random pruning), SuiteSparse ParU matrices and generated structures (power law,
 # 4x4 blocks, a band: scripts/tune_structures.py); held out by source: DLMC ResNet-50 layers and
 # SuiteSparse LAGraph matrices (never a permutation of a training matrix). Each timed
 # configuration compiles its own kernel (seconds of JIT each, cached on disk): a full run takes
 # 0.3-0.5 s per configuration the first time; the generated code depends on the configuration,
-# not on the matrix, so later problems reuse the cache (25 + 10 problems: about 20 minutes here). Run it on an otherwise idle machine: the labels are times.
+# not on the matrix, so later problems reuse the cache (3 kernels x (25 + 10) problems: about 25
+# minutes here). Run it on an otherwise idle machine: the labels are times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
 sample=200
 heldout_sample=0
+kernels="spmm spmv sddmm"
 train_only=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --sample) sample="$2"; shift 2 ;;
     --heldout-sample) heldout_sample="$2"; shift 2 ;;
+    --kernels) kernels="$2"; shift 2 ;;
     --train-only) train_only=1; shift ;;
     *) build="$1"; shift ;;
   esac
@@ -38,7 +44,6 @@ sf="$build/bin/sparseflow"
 [[ -x "$sf" ]] || { echo "tune_corpus.sh: $sf not built (make build)" >&2; exit 1; }
 out=data/tune
 mkdir -p "$out/corpus"
-kernel="C(i,j) = A(i,k) * B(k,j)"
 
 dlmc=data/dlmc
 ss=data/suitesparse
@@ -82,23 +87,31 @@ if [[ $train_only == 0 ]]; then
   .venv/bin/python scripts/tune_structures.py "$work" --cols 64 --rhs-for "${train[@]}" "${heldout[@]}"
   generated=("$work"/powerlaw_*.mtx "$work"/blocks*.mtx "$work"/band*.mtx)
   seed=1
-  for a in "${train[@]}" "${generated[@]}" "${heldout[@]}"; do
-    cols=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'scripts'); \
-from tune_structures import column_count; print(column_count('$a'))")
-    # The source folder names the problem (generated/ for the generated ones), so that
-    # --holdout matches by source.
-    case "$a" in
-      "$work"/*) name="generated_$(basename "${a%.*}")"; label="generated/$(basename "$a")" ;;
-      *) name=$(echo "${a#data/}" | tr '/' '_'); name="${name%.*}"; label="$a" ;;
-    esac
-    n=$sample
-    [[ " ${heldout[*]} " == *" $a "* ]] && n=$heldout_sample
-    echo "== $label (seed $seed, sample $n)" >&2
-    "$sf" tune collect "$kernel" --in "A=$a" --in "B=$work/b_64_$cols.npy" \
-      --sample "$n" --seed "$seed" -o "$out/corpus/$name.jsonl"
-    seed=$((seed + 1))
+  for kernel_name in $kernels; do
+    for a in "${train[@]}" "${generated[@]}" "${heldout[@]}"; do
+      read -r rows cols < <(.venv/bin/python -c "import sys; sys.path.insert(0, 'scripts'); \
+from tune_structures import shape; print(*shape('$a'))")
+      case "$kernel_name" in
+        spmm) kernel="C(i,j) = A(i,k) * B(k,j)"; dense=(--in "B=$work/b_64_$cols.npy") ;;
+        spmv) kernel="y(i) = A(i,j) * x(j)"; dense=(--in "x=$work/x_$cols.npy") ;;
+        sddmm) kernel="C(i,j) = A(i,j) * sum(k, X(i,k) * Y(j,k))"
+               dense=(--in "X=$work/d_32_$rows.npy" --in "Y=$work/d_32_$cols.npy") ;;
+      esac
+      # The source folder names the problem (generated/ for the generated ones), so that
+      # --holdout matches by source.
+      case "$a" in
+        "$work"/*) name="generated_$(basename "${a%.*}")"; label="generated/$(basename "$a")" ;;
+        *) name=$(echo "${a#data/}" | tr '/' '_'); name="${name%.*}"; label="$a" ;;
+      esac
+      n=$sample
+      [[ " ${heldout[*]} " == *" $a "* ]] && n=$heldout_sample
+      echo "== $kernel_name $label (seed $seed, sample $n)" >&2
+      "$sf" tune collect "$kernel" --in "A=$a" "${dense[@]}" --tune A \
+        --sample "$n" --seed "$seed" -o "$out/corpus/${kernel_name}_$name.jsonl"
+      seed=$((seed + 1))
+    done
   done
 fi
 
-"$sf" tune train "$out"/corpus/*.jsonl -o "$out/spmm_model.json" \
+"$sf" tune train "$out"/corpus/*.jsonl -o "$out/model.json" \
   --holdout dlmc/rn50 --holdout suitesparse/LAGraph 2>&1 | tee "$out/holdout.txt"

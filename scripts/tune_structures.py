@@ -5,7 +5,8 @@ Writes, seeded and reproducible, Matrix Market files of structures the bundled r
 have few of: a power-law graph (row lengths from a Zipf law, columns preferring hubs), a matrix of
 dense 4x4 blocks, a banded matrix, and for each matrix a dense f32 right-hand side B with `--cols`
 columns as .npy (the SpMM's B): OUT_DIR/b_COLS_ROWS.npy for each row count the matrices given
-with --rhs-for (and the generated ones) need.
+with --rhs-for (and the generated ones) need, a vector OUT_DIR/x_ROWS.npy (SpMV's x) and
+OUT_DIR/d_32_ROWS.npy with 32 columns for each row and column count (SDDMM's X and Y).
 
     tune_structures.py OUT_DIR [--cols 64] [--seed 1] [--rhs-for MATRIX ...]
 """
@@ -42,14 +43,23 @@ def band(rng, n, half_width):
     return sp.diags(diagonals, offsets, shape=(n, n), format="csr")
 
 
-def column_count(path):
-    """The column count in a Matrix Market (.mtx) or DLMC (.smtx) header."""
+def shape(path):
+    """The (rows, columns) in a Matrix Market (.mtx) or DLMC (.smtx) header."""
     with open(path) as f:
         for line in f:
             if line.startswith("%") or not line.strip():
                 continue
-            return int(line.replace(",", " ").split()[1])
+            fields = line.replace(",", " ").split()
+            return int(fields[0]), int(fields[1])
     raise ValueError(f"{path}: no header line")
+
+
+def column_count(path):
+    return shape(path)[1]
+
+
+def row_count(path):
+    return shape(path)[0]
 
 
 def main():
@@ -78,6 +88,11 @@ def main():
     for r in sorted(rows):
         b = rng.standard_normal((r, args.cols)).astype(np.float32)
         np.save(os.path.join(args.out, f"b_{args.cols}_{r}.npy"), b)
+        np.save(os.path.join(args.out, f"x_{r}.npy"), rng.standard_normal(r).astype(np.float32))
+    sides = rows | {m.shape[0] for m in matrices.values()} | {row_count(p) for p in args.rhs_for}
+    for r in sorted(sides):
+        d = rng.standard_normal((r, 32)).astype(np.float32)
+        np.save(os.path.join(args.out, f"d_32_{r}.npy"), d)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ def test_tune_searches_once_then_reuses_the_recorded_decision(rng, tmp_path):
     assert first["measured"] == 2  # the default and the model's first pick
     assert first["space"] >= 1000
     assert first["database"] == str(db)
-    assert first["model"].endswith("spmm_model.json")
+    assert first["model"].endswith("model.json")
     assert first["candidates"][0]["formats"] == {"A": "csr"}  # the default, as given
     assert first["median_ms"] <= first["default_ms"]
     assert first["arguments"].startswith("--format A=")

@@ -14,6 +14,7 @@
 #include "ir/verify.h"
 #include "lower/lowered_text.h"
 #include "pipeline/stages.h"
+#include "sparseflow/assignments.h"
 #include "sparseflow/commands.h"
 #include "sparseflow/error.h"
 #include "sparseflow/text_file.h"
@@ -27,23 +28,6 @@ struct OptArgs {
 };
 
 const char* const kOptStages = "lower, schedule, default-transforms, codegen";
-
-/// `NAME=VALUE` arguments of `option` as a map; the error names the option and the argument.
-std::map<std::string, std::string> assignments(const std::string& option,
-                                               const std::vector<std::string>& args) {
-  std::map<std::string, std::string> out;
-  for (const std::string& arg : args) {
-    const size_t eq = arg.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size()) {
-      throw Error(ErrorCode::kInvalidArgument, option + " '" + arg + "': expected NAME=VALUE");
-    }
-    if (!out.emplace(arg.substr(0, eq), arg.substr(eq + 1)).second) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  option + " given twice for '" + arg.substr(0, eq) + "'");
-    }
-  }
-  return out;
-}
 
 /// The kernel text of a `lower` input: its lines without `#` comments.
 std::string kernelText(const std::string& text) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "expr/expr.h"
+#include "sparseflow/assignments.h"
 #include "sparseflow/commands.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
@@ -37,27 +38,6 @@ struct KernelArgs {
 
 [[noreturn]] void fail(const std::string& message) {
   throw Error(ErrorCode::kInvalidArgument, message);
-}
-
-/// Splits `NAME=VALUE` given to `option`; the error names the option and the argument.
-std::pair<std::string, std::string> splitAssignment(const std::string& option,
-                                                    const std::string& arg, const char* valueWord) {
-  const size_t eq = arg.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size()) {
-    fail(option + " '" + arg + "': expected NAME=" + valueWord);
-  }
-  return {arg.substr(0, eq), arg.substr(eq + 1)};
-}
-
-std::map<std::string, std::string> assignments(const std::string& option,
-                                               const std::vector<std::string>& args,
-                                               const char* valueWord) {
-  std::map<std::string, std::string> out;
-  for (const std::string& arg : args) {
-    auto [name, value] = splitAssignment(option, arg, valueWord);
-    if (!out.emplace(name, value).second) fail(option + " given twice for '" + name + "'");
-  }
-  return out;
 }
 
 /// The name of the kernel's output, as the parser reads it (a malformed kernel gives its parse

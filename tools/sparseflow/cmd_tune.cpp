@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "sparseflow/assignments.h"
 #include "sparseflow/commands.h"
 #include "sparseflow/error.h"
 #include "sparseflow/io.h"
@@ -43,19 +44,6 @@ nlohmann::json toJson(const tune::Features& f) {
   return out;
 }
 
-/// NAME=VALUE arguments of `option` as a map.
-std::map<std::string, std::string> pairs(const std::string& option,
-                                         const std::vector<std::string>& args) {
-  std::map<std::string, std::string> out;
-  for (const std::string& arg : args) {
-    const size_t eq = arg.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
-      throw Error(ErrorCode::kInvalidArgument, option + " '" + arg + "': expected NAME=VALUE");
-    out[arg.substr(0, eq)] = arg.substr(eq + 1);
-  }
-  return out;
-}
-
 /// The --in tensors, read (errors name the argument), by name.
 struct LoadedInputs {
   std::map<std::string, std::string> files;
@@ -65,7 +53,7 @@ struct LoadedInputs {
 
 LoadedInputs loadInputs(const std::vector<std::string>& args) {
   LoadedInputs in;
-  in.files = pairs("--in", args);
+  in.files = assignments("--in", args, "FILE");
   for (const auto& [name, path] : in.files) {
     try {
       in.tensors.emplace(name, read(path));
@@ -300,7 +288,7 @@ int runSearch(const SearchArgs& args) {
     throw Error(ErrorCode::kInvalidArgument, "sparseflow tune: give a KERNEL (or collect, train)");
   const LoadedInputs in = loadInputs(args.inputs);
   KernelOptions options;
-  const std::map<std::string, std::string> pinned = pairs("--format", args.formats);
+  const std::map<std::string, std::string> pinned = assignments("--format", args.formats, "FORMAT");
   for (const auto& [name, format] : pinned) options.formats[name] = format;
   TuneOptions t;
   t.model = args.model;

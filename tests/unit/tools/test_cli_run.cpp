@@ -388,6 +388,16 @@ TEST_F(CliRun, TuneCollectTrainAndSearchAndTheirArgumentsReproduceIt) {
   const Result again = run(args);
   EXPECT_EQ(again.status, 0) << again.err;
   EXPECT_NE(again.out.find("median_ms"), std::string::npos) << again.out;
+  // A line that is not JSON (a collection cut short) is an error naming the file and line.
+  {
+    std::ofstream bad(dir_ / "bad.jsonl");
+    bad << slurp(dir_ / "data.jsonl").substr(0, slurp(dir_ / "data.jsonl").find('\n') + 1)
+        << "{\"kernel\": \"y(i) = A(i,j) * x(j)\", \"median_ms\": 0.1, \"feat\n";
+  }
+  const Result badTrain = run({"tune", "train", "bad.jsonl", "-o", "bad_model.json"});
+  EXPECT_NE(badTrain.status, 0);
+  EXPECT_NE(badTrain.err.find("bad.jsonl:2: not a JSON line"), std::string::npos) << badTrain.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bad_model.json"));
 #ifdef SPARSEFLOW_SANITIZED
   // Under the sanitizers the search's space and timing took 10 s of make test's 25 minutes; the
   // cost model and the search run under them in test_tune, and through the CLI in release.
