@@ -14,7 +14,7 @@ namespace sparseflow {
 /// File kinds. Values are stable (C ABI): append only.
 enum class FileKind : int32_t {
   kAuto = 0,           ///< from the extension, else from the first bytes
-  kMatrixMarket = 1,   ///< .mtx, .mm
+  kMatrixMarket = 1,   ///< .mtx, .mm, .ttx (TACO's tensor object)
   kHarwellBoeing = 2,  ///< .rua .rsa .psa .pua .rra .rb .hb
   kFrostt = 3,         ///< .tns
   kDlmc = 4,           ///< .smtx

@@ -1,4 +1,5 @@
-// Matrix Market (.mtx) reader and writer: coordinate and array matrices, real/integer/pattern.
+// Matrix Market (.mtx) reader and writer: coordinate and array matrices, real/integer/pattern, and
+// TACO's "tensor" object (.ttx) of any rank.
 #include "io/matrix_market.h"
 
 #include <algorithm>
@@ -12,6 +13,9 @@ namespace sparseflow::io {
 namespace {
 
 using Header = MatrixMarketHeader;
+
+/// The most dimensions a "tensor" object may have (as .npy).
+constexpr int64_t kMaxTensorRank = 64;
 
 /// ASCII-only, so the banner reads the same in every locale.
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
@@ -39,10 +43,11 @@ void readBanner(TextScanner& scan, Header& header) {
     SF_SCAN_FAIL(scan, kParseError)
         << "expected a '%%MatrixMarket' banner, found " << TextScanner::quote(magic);
   }
-  std::string_view object = bannerWord(scan, "'matrix'");
-  if (!equalsIgnoreCase(object, "matrix")) {
-    SF_SCAN_FAIL(scan, kParseError)
-        << "unknown object " << TextScanner::quote(object) << " in the banner (expected 'matrix')";
+  std::string_view object = bannerWord(scan, "'matrix' or 'tensor'");
+  header.tensorObject = equalsIgnoreCase(object, "tensor");
+  if (!header.tensorObject && !equalsIgnoreCase(object, "matrix")) {
+    SF_SCAN_FAIL(scan, kParseError) << "unknown object " << TextScanner::quote(object)
+                                    << " in the banner (expected 'matrix' or 'tensor')";
   }
   std::string_view format = bannerWord(scan, "'coordinate' or 'array'");
   if (equalsIgnoreCase(format, "coordinate")) {
@@ -105,11 +110,50 @@ Header readHeader(TextScanner& scan) {
     SF_SCAN_FAIL(scan, kParseError) << "file ends before the size line";
   }
   bool coordinate = header.format == Header::Format::kCoordinate;
-  header.rows = readSize(scan, "number of rows");
-  header.cols = readSize(scan, "number of columns");
-  if (coordinate) header.storedEntries = readSize(scan, "number of entries");
-  scan.expectEndOfLine(coordinate ? "the size line 'rows columns entries'"
-                                  : "the size line 'rows columns'");
+  if (header.tensorObject) {
+    // TACO's size line: every extent, then the entry count for coordinate files.
+    const int64_t tokens = scan.countTokensInLine();
+    const int64_t rank = coordinate ? tokens - 1 : tokens;
+    if (rank < 1) {
+      SF_SCAN_FAIL(scan, kParseError)
+          << (coordinate ? "the size line must list the extents and the number of entries"
+                         : "the size line must list the extents");
+    }
+    if (rank > kMaxTensorRank) {
+      SF_SCAN_FAIL(scan, kNotSupported)
+          << "rank " << rank << " is not supported (at most " << kMaxTensorRank << ")";
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      header.shape.push_back(readSize(scan, "extent of dimension " + std::to_string(d + 1)));
+    }
+    if (coordinate) header.storedEntries = readSize(scan, "number of entries");
+    scan.expectEndOfLine("the size line");
+    if (rank != 2 && header.symmetry != Header::Symmetry::kGeneral) {
+      SF_SCAN_FAIL(scan, kParseError)
+          << "only a matrix (rank 2) can be symmetric or skew-symmetric, not rank " << rank;
+    }
+    header.rows = header.shape[0];
+    header.cols = rank == 2 ? header.shape[1] : 0;
+    if (rank != 2) {
+      if (!coordinate) {
+        int64_t elements = 1;
+        for (int64_t extent : header.shape) {
+          if (__builtin_mul_overflow(elements, extent, &elements)) {
+            SF_SCAN_FAIL(scan, kOutOfMemory) << "array of rank " << rank << " is too large";
+          }
+        }
+        header.storedEntries = elements;
+      }
+      return header;
+    }
+  } else {
+    header.rows = readSize(scan, "number of rows");
+    header.cols = readSize(scan, "number of columns");
+    if (coordinate) header.storedEntries = readSize(scan, "number of entries");
+    scan.expectEndOfLine(coordinate ? "the size line 'rows columns entries'"
+                                    : "the size line 'rows columns'");
+    header.shape = {header.rows, header.cols};
+  }
   bool square = header.rows == header.cols;
   if (header.symmetry != Header::Symmetry::kGeneral && !square) {
     SF_SCAN_FAIL(scan, kParseError) << "a symmetric or skew-symmetric matrix must be square, not "
@@ -289,6 +333,48 @@ void parseArray(TextScanner& scan, const Header& header, const MatrixMarketOptio
   expectNoMoreData(scan, count, "values", sizeLine);
 }
 
+/// A tensor object's entries of any rank other than 2: `rank` 1-based indices and a value a line.
+void parseTensorCoordinate(TextScanner& scan, const Header& header, RawTensor& out) {
+  const int64_t sizeLine = scan.line();
+  const int64_t count = header.storedEntries;
+  const size_t rank = header.shape.size();
+  const bool pattern = header.field == Header::Field::kPattern;
+  scan.checkRoomFor(count, static_cast<int64_t>(rank) + (pattern ? 0 : 1), "entries");
+  out.coords.reserve(static_cast<size_t>(count) * rank);
+  if (!pattern) out.values.reserve(static_cast<size_t>(count));
+  out.pattern = pattern;
+  for (int64_t e = 0; e < count; ++e) {
+    nextDataLine(scan, e, count, "entries", sizeLine);
+    for (size_t d = 0; d < rank; ++d) {
+      out.coords.push_back(readIndex(scan, "index", header.shape[d]));
+    }
+    if (!pattern) out.values.push_back(readValue(scan, header.field));
+    scan.expectEndOfLine("the entry");
+  }
+  expectNoMoreData(scan, count, "entries", sizeLine);
+}
+
+/// A tensor object's values of any rank other than 2, the first index fastest (TACO's order).
+void parseTensorArray(TextScanner& scan, const Header& header, RawTensor& out) {
+  const int64_t sizeLine = scan.line();
+  const int64_t count = header.storedEntries;
+  const std::vector<int64_t>& shape = header.shape;
+  scan.checkRoomFor(count, 1, "values");
+  out.dense = true;
+  out.values.assign(static_cast<size_t>(count), 0.0);
+  std::vector<int64_t> index(shape.size(), 0);  // the file's position as a multi-index
+  for (int64_t done = 0; done < count; ++done) {
+    nextDataLine(scan, done, count, "values", sizeLine);
+    const double value = readValue(scan, header.field);
+    scan.expectEndOfLine("the value");
+    int64_t offset = 0;  // row-major: the last index fastest
+    for (size_t d = 0; d < shape.size(); ++d) offset = offset * shape[d] + index[d];
+    out.values[static_cast<size_t>(offset)] = value;
+    for (size_t d = 0; d < shape.size() && ++index[d] == shape[d]; ++d) index[d] = 0;
+  }
+  expectNoMoreData(scan, count, "values", sizeLine);
+}
+
 std::string_view withoutByteOrderMark(std::string_view text) {
   constexpr std::string_view kBom = "\xEF\xBB\xBF";
   return text.substr(0, kBom.size()) == kBom ? text.substr(kBom.size()) : text;
@@ -306,7 +392,15 @@ RawTensor parseMatrixMarket(std::string_view text, const std::string& name,
   TextScanner scan(withoutByteOrderMark(text), name);
   Header header = readHeader(scan);
   RawTensor out;
-  out.shape = {header.rows, header.cols};
+  out.shape = header.shape;
+  if (header.shape.size() != 2) {
+    if (header.format == Header::Format::kCoordinate) {
+      parseTensorCoordinate(scan, header, out);
+    } else {
+      parseTensorArray(scan, header, out);
+    }
+    return out;
+  }
   if (header.format == Header::Format::kCoordinate) {
     parseCoordinate(scan, header, options, out);
   } else {
@@ -320,17 +414,9 @@ RawTensor readMatrixMarket(const std::string& path, const MatrixMarketOptions& o
   return parseMatrixMarket(file.data(), path, options);
 }
 
-std::string formatMatrixMarket(const RawTensor& tensor, const MatrixMarketWriteOptions& options) {
-  detail::checkWritable(tensor, "Matrix Market");
-  SF_USER_CHECK(tensor.rank() == 2) << "cannot write Matrix Market: it holds matrices (rank 2), "
-                                    << "not rank " << tensor.rank();
-  const int64_t rows = tensor.shape[0];
-  const int64_t cols = tensor.shape[1];
-  std::string out = "%%MatrixMarket matrix ";
-  out += tensor.dense
-             ? "array real general\n"
-             : (tensor.pattern ? "coordinate pattern general\n" : "coordinate real general\n");
-  std::string_view comment = options.comment;
+namespace {
+
+void appendComment(std::string& out, std::string_view comment) {
   while (!comment.empty()) {
     size_t newline = comment.find('\n');
     out += '%';
@@ -338,6 +424,68 @@ std::string formatMatrixMarket(const RawTensor& tensor, const MatrixMarketWriteO
     out += '\n';
     comment = newline == std::string_view::npos ? "" : comment.substr(newline + 1);
   }
+}
+
+/// A rank other than 2 as TACO's "tensor" object: coordinate entries, or array values with the
+/// first index fastest.
+std::string formatTensorObject(const RawTensor& tensor, const MatrixMarketWriteOptions& options) {
+  const size_t rank = tensor.shape.size();
+  std::string out = "%%MatrixMarket tensor ";
+  out += tensor.dense
+             ? "array real general\n"
+             : (tensor.pattern ? "coordinate pattern general\n" : "coordinate real general\n");
+  appendComment(out, options.comment);
+  for (size_t d = 0; d < rank; ++d) {
+    if (d > 0) out += ' ';
+    detail::appendInt(out, tensor.shape[d]);
+  }
+  if (tensor.dense) {
+    out += '\n';
+    const int64_t count = static_cast<int64_t>(tensor.values.size());
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t done = 0; done < count; ++done) {
+      int64_t offset = 0;
+      for (size_t d = 0; d < rank; ++d) offset = offset * tensor.shape[d] + index[d];
+      detail::appendDouble(out, tensor.values[static_cast<size_t>(offset)]);
+      out += '\n';
+      for (size_t d = 0; d < rank && ++index[d] == tensor.shape[d]; ++d) index[d] = 0;
+    }
+    return out;
+  }
+  const int64_t entries = tensor.numEntries();
+  out += ' ';
+  detail::appendInt(out, entries);
+  out += '\n';
+  for (int64_t e = 0; e < entries; ++e) {
+    for (size_t d = 0; d < rank; ++d) {
+      detail::appendInt(out, tensor.coords[static_cast<size_t>(e) * rank + d] + 1);
+      out += ' ';
+    }
+    if (tensor.pattern) {
+      out.pop_back();
+    } else {
+      detail::appendDouble(out, tensor.values[static_cast<size_t>(e)]);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string formatMatrixMarket(const RawTensor& tensor, const MatrixMarketWriteOptions& options) {
+  detail::checkWritable(tensor, "Matrix Market");
+  SF_USER_CHECK(tensor.rank() >= 1 && tensor.rank() <= kMaxTensorRank)
+      << "cannot write Matrix Market: rank " << tensor.rank()
+      << " (a matrix has rank 2; TACO's tensor object 1 to " << kMaxTensorRank << ")";
+  if (tensor.rank() != 2) return formatTensorObject(tensor, options);
+  const int64_t rows = tensor.shape[0];
+  const int64_t cols = tensor.shape[1];
+  std::string out = "%%MatrixMarket matrix ";
+  out += tensor.dense
+             ? "array real general\n"
+             : (tensor.pattern ? "coordinate pattern general\n" : "coordinate real general\n");
+  appendComment(out, options.comment);
   detail::appendInt(out, rows);
   out += ' ';
   detail::appendInt(out, cols);

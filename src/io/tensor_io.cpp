@@ -181,7 +181,7 @@ const char* fileKindName(FileKind kind) {
 
 FileKind fileKindFromPath(const std::string& path) {
   const std::string ext = io::lowerExtension(path);
-  if (ext == "mtx" || ext == "mm") return FileKind::kMatrixMarket;
+  if (ext == "mtx" || ext == "mm" || ext == "ttx") return FileKind::kMatrixMarket;
   if (ext == "rua" || ext == "rsa" || ext == "psa" || ext == "pua" || ext == "rra" || ext == "rb" ||
       ext == "hb" || ext == "rse" || ext == "rue") {
     return FileKind::kHarwellBoeing;

@@ -29,6 +29,8 @@ inline const std::vector<std::pair<std::string, std::string>>& brokenDataFiles()
       {"mlir/test/Integration/data/coordinate_overflow.tns", "coordinate_overflow.tns:"},
       {"mlir/test/Integration/data/coordinate_above_dimension.tns", "coordinate"},
       {"mlir/test/Integration/data/rank_511.tns", "rank"},
+      // TACO's 4x3x2 array lists 32 values; TACO reads the first 24 and drops the rest.
+      {"taco/test/data/d432.ttx", "d432.ttx:28: more values than the 24 declared on line 3"},
   };
   return kBroken;
 }

@@ -62,6 +62,32 @@ std::string expectError(Body&& body, ErrorCode code,
   return "";
 }
 
+/// A malformed text, the error code it must give and fragments its message must hold.
+struct BadText {
+  std::string text;
+  ErrorCode code;
+  std::vector<std::string> needles;
+};
+
+/// Runs `parse(text)` on each case and expects its error.
+template <typename Parse>
+void expectBadTexts(const std::vector<BadText>& cases, Parse&& parse) {
+  for (const BadText& c : cases) {
+    SCOPED_TRACE(c.text);
+    try {
+      parse(c.text);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      std::string message = e.what();
+      EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(c.code)) << message;
+      for (const std::string& needle : c.needles) {
+        EXPECT_NE(message.find(needle), std::string::npos)
+            << "lacks '" << needle << "': " << message;
+      }
+    }
+  }
+}
+
 /// Values equal bit for bit, except that any two NaNs match (their payloads need not survive text).
 inline bool sameValue(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);

@@ -13,9 +13,11 @@
 namespace sparseflow::io {
 namespace {
 
+using testing::BadText;
 using testing::dataFilesWithExtension;
 using testing::dataPath;
 using testing::denseTensor;
+using testing::expectBadTexts;
 using testing::expectError;
 using testing::patternTensor;
 using testing::sparseTensor;
@@ -109,12 +111,7 @@ TEST(DlmcText, EmptyMatrices) {
 }
 
 TEST(DlmcText, BadInputsFailWithTheirMessage) {
-  struct Case {
-    std::string text;
-    ErrorCode code;
-    std::vector<std::string> needles;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<BadText> cases = {
       {"", ErrorCode::kParseError, {"t.smtx:1:", "empty file"}},
       {"2 2 1\n", ErrorCode::kParseError, {"t.smtx:1:", "expected ','"}},
       {"2, 2\n", ErrorCode::kParseError, {"t.smtx:1:", "expected ','", "found end of line"}},
@@ -176,20 +173,7 @@ TEST(DlmcText, BadInputsFailWithTheirMessage) {
        ErrorCode::kParseError,
        {"t.smtx:4:", "unexpected '0 1' after the column indices"}},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.text);
-    try {
-      parseDlmcCsr(c.text, "t.smtx");
-      ADD_FAILURE() << "no error";
-    } catch (const Error& e) {
-      std::string message = e.what();
-      EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(c.code)) << message;
-      for (const std::string& needle : c.needles) {
-        EXPECT_NE(message.find(needle), std::string::npos)
-            << "lacks '" << needle << "': " << message;
-      }
-    }
-  }
+  expectBadTexts(cases, [](const std::string& text) { parseDlmcCsr(text, "t.smtx"); });
 }
 
 TEST(DlmcWriter, SortsAndRefusesDuplicates) {

@@ -9,9 +9,11 @@
 namespace sparseflow::io {
 namespace {
 
+using testing::BadText;
 using testing::dataFilesWithExtension;
 using testing::dataPath;
 using testing::denseTensor;
+using testing::expectBadTexts;
 using testing::expectError;
 using testing::expectSameTensor;
 using testing::patternTensor;
@@ -196,12 +198,7 @@ TEST(FrosttText, GivenShape) {
 }
 
 TEST(FrosttText, BadInputsFailWithTheirMessage) {
-  struct Case {
-    std::string text;
-    ErrorCode code;
-    std::vector<std::string> needles;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<BadText> cases = {
       {"", ErrorCode::kParseError, {"t.tns:1:", "no entries"}},
       {"# only a comment\n\n", ErrorCode::kParseError, {"t.tns:3:", "no entries"}},
       {"5\n", ErrorCode::kParseError, {"t.tns:1:", "at least one coordinate and a value"}},
@@ -237,20 +234,7 @@ TEST(FrosttText, BadInputsFailWithTheirMessage) {
        ErrorCode::kParseError,
        {"t.tns:2:", "negative size -4 of dimension 1"}},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.text);
-    try {
-      parse(c.text);
-      ADD_FAILURE() << "no error";
-    } catch (const Error& e) {
-      std::string message = e.what();
-      EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(c.code)) << message;
-      for (const std::string& needle : c.needles) {
-        EXPECT_NE(message.find(needle), std::string::npos)
-            << "lacks '" << needle << "': " << message;
-      }
-    }
-  }
+  expectBadTexts(cases, [](const std::string& text) { parse(text); });
   expectError([] { parse("1 1 1\n", withHeader(FrosttOptions::Header::kExtended)); },
               ErrorCode::kParseError, {"t.tns:1:", "unexpected '1' after the header line"});
   expectError([] { parse("", withHeader(FrosttOptions::Header::kExtended)); },

@@ -16,9 +16,11 @@
 namespace sparseflow::io {
 namespace {
 
+using testing::BadText;
 using testing::dataFilesWithExtension;
 using testing::dataPath;
 using testing::denseTensor;
+using testing::expectBadTexts;
 using testing::expectError;
 using testing::expectSameTensor;
 using testing::patternTensor;
@@ -297,12 +299,6 @@ RawTensor parse(std::string_view text, const MatrixMarketOptions& options = {}) 
   return parseMatrixMarket(text, "t.mtx", options);
 }
 
-struct BadText {
-  std::string text;
-  ErrorCode code;
-  std::vector<std::string> needles;
-};
-
 TEST(MatrixMarketText, BadInputsFailWithTheirMessage) {
   const std::string g = kGeneral;
   const std::string sym = "%%MatrixMarket matrix coordinate real symmetric\n";
@@ -426,20 +422,7 @@ TEST(MatrixMarketText, BadInputsFailWithTheirMessage) {
        ErrorCode::kParseError,
        {"t.mtx:3:", "entry (1, 1) is on the diagonal", "strictly lower triangle"}},
   };
-  for (const BadText& c : cases) {
-    SCOPED_TRACE(c.text);
-    try {
-      parse(c.text);
-      ADD_FAILURE() << "no error";
-    } catch (const Error& e) {
-      std::string message = e.what();
-      EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(c.code)) << message;
-      for (const std::string& needle : c.needles) {
-        EXPECT_NE(message.find(needle), std::string::npos)
-            << "lacks '" << needle << "': " << message;
-      }
-    }
-  }
+  expectBadTexts(cases, [](const std::string& text) { parse(text); });
 }
 
 TEST(MatrixMarketText, HugeHeaderFailsFast) {
@@ -530,6 +513,107 @@ TEST(MatrixMarketText, HugeSparseShapeNeedsNoMemory) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// TACO's "tensor" object (.ttx): any rank, every extent on the size line.
+
+TEST(MatrixMarketTensor, TacosFilesReadAsTacoReadsThem) {
+  // d567.ttx: 5x6x7 with four entries (TACO's tests-io).
+  RawTensor sparse = readMatrixMarket(dataPath("taco/test/data/d567.ttx"));
+  EXPECT_EQ(sparse.shape, (std::vector<int64_t>{5, 6, 7}));
+  EXPECT_EQ(sparse.coords, (std::vector<int64_t>{0, 0, 0, 1, 2, 0, 4, 0, 6, 2, 5, 2}));
+  EXPECT_EQ(sparse.values, (std::vector<double>{1, 2, 3, 4}));
+  // z.ttx: a vector of 25 values.
+  RawTensor vector = readMatrixMarket(dataPath("taco/test/data/qcd/z.ttx"));
+  EXPECT_EQ(vector.shape, (std::vector<int64_t>{25}));
+  ASSERT_TRUE(vector.dense);
+  EXPECT_EQ(vector.values.size(), 25u);
+  EXPECT_DOUBLE_EQ(vector.values[0], 0.018094644466314386);
+  // d432.ttx lists 32 values for 4x3x2: TACO keeps the first 24, this reader refuses the file.
+  expectError([] { readMatrixMarket(dataPath("taco/test/data/d432.ttx")); }, ErrorCode::kParseError,
+              {"d432.ttx:28:", "more values than the 24 declared on line 3"});
+}
+
+TEST(MatrixMarketTensor, ArraysListTheFirstIndexFastest) {
+  // TACO's ttxdense expectation on the 24 values its file declares: (i, j, k) = 1 + i + 4j + 12k.
+  std::string text = "%%MatrixMarket tensor array real general\n%\n4 3 2\n";
+  for (int v = 1; v <= 24; ++v) text += std::to_string(v) + "\n";
+  RawTensor t = parse(text);
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{4, 3, 2}));
+  ASSERT_TRUE(t.dense);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 2; ++k)
+        EXPECT_EQ(t.values[static_cast<size_t>((i * 3 + j) * 2 + k)], 1 + i + 4 * j + 12 * k);
+  // Written back in the same order, and read back the same.
+  EXPECT_EQ(formatMatrixMarket(t), text.substr(0, 41) + text.substr(43));
+  expectSameTensor(t, parse(formatMatrixMarket(t)));
+  // Rank 2 as a tensor object is a matrix (column by column).
+  RawTensor m = parse("%%MatrixMarket tensor array real general\n2 3\n1\n2\n3\n4\n5\n6\n");
+  EXPECT_EQ(m.values, (std::vector<double>{1, 3, 5, 2, 4, 6}));
+}
+
+TEST(MatrixMarketTensor, RandomTensorsRoundTripThroughTheWriter) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < 50; ++round) {
+    const int rank = 1 + static_cast<int>(rng() % 5);
+    if (rank == 2) continue;  // the matrix path, tested above
+    std::vector<int64_t> shape;
+    int64_t elements = 1;
+    for (int d = 0; d < rank; ++d) {
+      shape.push_back(1 + static_cast<int64_t>(rng() % 6));
+      elements *= shape.back();
+    }
+    std::uniform_real_distribution<double> u(-1e3, 1e3);
+    RawTensor sparse = sparseTensor(shape, {}, {});
+    for (int e = 0; e < 10; ++e) {
+      for (int d = 0; d < rank; ++d)
+        sparse.coords.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(shape[d])));
+      sparse.values.push_back(u(rng));
+    }
+    expectSameTensor(sparse, parse(formatMatrixMarket(sparse)));
+    RawTensor dense = denseTensor(shape, {});
+    for (int64_t e = 0; e < elements; ++e) dense.values.push_back(u(rng));
+    expectSameTensor(dense, parse(formatMatrixMarket(dense)));
+  }
+}
+
+TEST(MatrixMarketTensor, BadTensorObjectsFailWithTheirMessage) {
+  const std::string coordinate = "%%MatrixMarket tensor coordinate real general\n";
+  const std::string array = "%%MatrixMarket tensor array real general\n";
+  const std::vector<BadText> cases = {
+      {coordinate + "5\n", ErrorCode::kParseError, {"t.mtx:2:", "the extents and the number"}},
+      {array + "\n", ErrorCode::kParseError, {"t.mtx:3:", "file ends before the size line"}},
+      {coordinate + "2 3 4 1\n1 4 1 1\n",
+       ErrorCode::kOutOfRange,
+       {"index 4 is out of range [1, 3]"}},
+      {coordinate + "2 3 4 2\n1 1 1 1\n",
+       ErrorCode::kParseError,
+       {"t.mtx:2:", "declares 2 entries", "can hold at most 1"}},
+      {coordinate + "2 3 4 2\n1 1 1 1\n\n\n\n\n\n\n\n\n\n\n",
+       ErrorCode::kParseError,
+       {"file ends after 1 of the 2 entries"}},
+      {coordinate + "2 3 4 1\n1 1 1\n", ErrorCode::kParseError, {"t.mtx:3:"}},
+      {"%%MatrixMarket tensor coordinate real symmetric\n2 2 2 1\n1 1 1 1\n",
+       ErrorCode::kParseError,
+       {"only a matrix (rank 2) can be symmetric"}},
+      {array + "3 -2 2\n", ErrorCode::kParseError, {"negative extent of dimension 2"}},
+      {array + "4000000000 4000000000 4000000000\n",
+       ErrorCode::kOutOfMemory,
+       {"array of rank 3 is too large"}},
+      {array + "2 2 2\n1\n", ErrorCode::kParseError, {"declares 8 values", "can hold at most 2"}},
+      {array + "2 2 2\n1\n" + std::string(20, '\n'),
+       ErrorCode::kParseError,
+       {"file ends after 1 of the 8 values"}},
+  };
+  expectBadTexts(cases, [](const std::string& text) { parse(text); });
+  std::string many = coordinate;
+  for (int d = 0; d < 65; ++d) many += "1 ";
+  many += "0\n";
+  expectError([&] { parse(many); }, ErrorCode::kNotSupported, {"rank 65 is not supported"});
+}
+
+// ---------------------------------------------------------------------------------------------
 // Writer.
 
 TEST(MatrixMarketWriter, FormatsCoordinatePatternAndArray) {
@@ -554,8 +638,10 @@ TEST(MatrixMarketWriter, ValuesRoundTripExactly) {
 }
 
 TEST(MatrixMarketWriter, RefusesWhatItCannotWrite) {
-  RawTensor rank3 = sparseTensor({2, 2, 2}, {0, 0, 0}, {1});
-  expectError([&] { formatMatrixMarket(rank3); }, ErrorCode::kInvalidArgument, {"rank 3"});
+  RawTensor scalar = denseTensor({}, {1});
+  expectError([&] { formatMatrixMarket(scalar); }, ErrorCode::kInvalidArgument, {"rank 0"});
+  RawTensor tooMany = sparseTensor(std::vector<int64_t>(65, 1), {}, {});
+  expectError([&] { formatMatrixMarket(tooMany); }, ErrorCode::kInvalidArgument, {"rank 65"});
   RawTensor outside = sparseTensor({2, 2}, {2, 0}, {1});
   expectError([&] { formatMatrixMarket(outside); }, ErrorCode::kInvalidArgument,
               {"entry 0 has coordinate 2 in dimension 0 of extent 2"});
