@@ -1,0 +1,135 @@
+// Rules of the element-wise operators: add and bias_add keep the zeros common to both operands,
+// mul keeps the zeros of either, and the activations (all with f(0) = 0) keep every zero and bound
+// the values from below.
+#include <algorithm>
+#include <cmath>
+
+#include "graph/rules.h"
+
+namespace sparseflow::graph {
+namespace {
+
+/// Lowest values of gelu (-0.16997 at x = -0.7518) and silu (-0.27846 at x = -1.2785), rounded
+/// down.
+constexpr double kGeluMinimum = -0.17;
+constexpr double kSiluMinimum = -0.28;
+
+/// True when `operand` has the result's full shape (its element-wise facts apply as they are).
+bool fullShape(const Node& operand, const Node& result) {
+  return operand.type.shape == result.type.shape;
+}
+
+/// Per result dimension, `combine` of both operands' zero slices under broadcasting.
+SliceSets combinedZeros(const RuleContext& ctx,
+                        IndexSet (*combine)(const IndexSet&, const IndexSet&)) {
+  SliceSets zero;
+  for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
+    setSlices(zero, d,
+              combine(broadcastZeros(ctx.operand(0), ctx.node.type, d),
+                      broadcastZeros(ctx.operand(1), ctx.node.type, d)));
+  }
+  return zero;
+}
+
+Tesa addForward(const RuleContext& ctx) {
+  const Node& a = ctx.operand(0);
+  const Node& b = ctx.operand(1);
+  Tesa t;
+  t.zero = combinedZeros(ctx, intersect);
+  if (a.tesa.lowerBound && b.tesa.lowerBound) {
+    t.lowerBound = *a.tesa.lowerBound + *b.tesa.lowerBound;
+  }
+  if (fullShape(a, ctx.node) && fullShape(b, ctx.node)) {
+    const Tesa common = join(a.tesa, b.tesa);  // a nonzero of either is one of the sum
+    t.block = common.block;
+    t.mask = common.mask;
+    if (a.tesa.nm && b.tesa.nm && a.tesa.nm->m == b.tesa.nm->m &&
+        a.tesa.nm->axis == b.tesa.nm->axis) {
+      t.nm = NmStructure{std::min(a.tesa.nm->m, a.tesa.nm->n + b.tesa.nm->n), a.tesa.nm->m,
+                         a.tesa.nm->axis};
+    }
+  }
+  return t;
+}
+
+/// Result slices go to the operand dimensions that are not broadcast; for mul (`byZeros`), so do
+/// the slices multiplied only by zeros of the other operand.
+std::vector<SliceSets> broadcastBackward(const RuleContext& ctx, bool byZeros) {
+  std::vector<SliceSets> out(2);
+  for (size_t i = 0; i < 2; ++i) {
+    for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
+      const int64_t od = broadcastDim(ctx.operand(i).type, ctx.node.type, d);
+      if (od < 0) continue;
+      IndexSet dead = slicesAt(ctx.node.tesa.dead, d);
+      if (byZeros) dead = unite(dead, broadcastZeros(ctx.operand(1 - i), ctx.node.type, d));
+      setSlices(out[i], od, std::move(dead));
+    }
+  }
+  return out;
+}
+
+std::vector<SliceSets> addBackward(const RuleContext& ctx) {
+  return broadcastBackward(ctx, false);
+}
+std::vector<SliceSets> mulBackward(const RuleContext& ctx) {
+  return broadcastBackward(ctx, true);
+}
+
+Tesa mulForward(const RuleContext& ctx) {
+  const Node& a = ctx.operand(0);
+  const Node& b = ctx.operand(1);
+  Tesa t;
+  t.zero = combinedZeros(ctx, unite);
+  // A zero of either operand is one of the product: the structures of full-shape operands hold.
+  for (const Node* operand : {&a, &b}) {
+    if (fullShape(*operand, ctx.node)) t = meet(t, zeroFacts(operand->tesa));
+  }
+  if (a.tesa.lowerBound && b.tesa.lowerBound && *a.tesa.lowerBound >= 0 &&
+      *b.tesa.lowerBound >= 0) {
+    t.lowerBound = *a.tesa.lowerBound * *b.tesa.lowerBound;
+  }
+  return t;
+}
+
+Tesa reluForward(const RuleContext& ctx) {
+  const Tesa& x = ctx.operand(0).tesa;
+  Tesa t = zeroFacts(x);
+  t.lowerBound = x.lowerBound ? std::max(0.0, *x.lowerBound) : 0.0;
+  return t;
+}
+
+/// gelu and silu: above their minimum everywhere, non-negative on non-negative inputs.
+Tesa boundedBelowForward(const RuleContext& ctx, double minimum) {
+  const Tesa& x = ctx.operand(0).tesa;
+  Tesa t = zeroFacts(x);
+  t.lowerBound = x.lowerBound && *x.lowerBound >= 0 ? 0.0 : minimum;
+  return t;
+}
+
+Tesa geluForward(const RuleContext& ctx) {
+  return boundedBelowForward(ctx, kGeluMinimum);
+}
+Tesa siluForward(const RuleContext& ctx) {
+  return boundedBelowForward(ctx, kSiluMinimum);
+}
+
+Tesa tanhForward(const RuleContext& ctx) {
+  const Tesa& x = ctx.operand(0).tesa;
+  Tesa t = zeroFacts(x);
+  t.lowerBound = x.lowerBound ? std::tanh(*x.lowerBound) : -1.0;  // tanh is increasing
+  return t;
+}
+
+}  // namespace
+
+void addElementwiseRules(RuleRegistry& registry) {
+  registry.add(OpKind::kAdd, {addForward, addBackward});
+  registry.add(OpKind::kBiasAdd, {addForward, addBackward});  // add with the bias broadcast
+  registry.add(OpKind::kMul, {mulForward, mulBackward});
+  registry.add(OpKind::kRelu, {reluForward, deadPassThrough});
+  registry.add(OpKind::kGelu, {geluForward, deadPassThrough});
+  registry.add(OpKind::kSilu, {siluForward, deadPassThrough});
+  registry.add(OpKind::kTanh, {tanhForward, deadPassThrough});
+}
+
+}  // namespace sparseflow::graph

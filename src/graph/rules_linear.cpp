@@ -1,0 +1,106 @@
+// Rules of the contractions: linear (y = x W^T + b), matmul, batch_matmul, and embedding (a
+// gather of table rows). SparTA's chain runs through linear: a zero row of W with a zero bias entry
+// makes a zero result column; a zero operand column makes the matching W column dead.
+#include "graph/rules.h"
+
+namespace sparseflow::graph {
+namespace {
+
+// linear(x [..., in], W [out, in], b [out]?) -> y [..., out].
+Tesa linearForward(const RuleContext& ctx) {
+  const Node& x = ctx.operand(0);
+  const Node& w = ctx.operand(1);
+  const int64_t last = ctx.node.type.rank() - 1;
+  const int64_t out = w.type.shape[0];
+  const bool hasBias = ctx.arity() == 3;
+  const IndexSet biasZero = hasBias ? (isAllZero(ctx.operand(2).tesa, ctx.operand(2).type)
+                                           ? IndexSet::range(0, out)
+                                           : slicesAt(ctx.operand(2).tesa.zero, 0))
+                                    : IndexSet::range(0, out);
+  const bool biasAllZero = biasZero.covers(out);
+  Tesa t;
+  IndexSet lastZero = intersect(slicesAt(w.tesa.zero, 0), biasZero);
+  if (isAllZero(x.tesa, x.type) || isAllZero(w.tesa, w.type)) lastZero = biasZero;
+  setSlices(t.zero, last, lastZero);
+  if (biasAllZero) {
+    for (int64_t d = 0; d < last; ++d) setSlices(t.zero, d, slicesAt(x.tesa.zero, d));
+  }
+  return t;
+}
+
+std::vector<SliceSets> linearBackward(const RuleContext& ctx) {
+  const Node& x = ctx.operand(0);
+  const Node& w = ctx.operand(1);
+  const SliceSets& dead = ctx.node.tesa.dead;
+  const int64_t last = ctx.node.type.rank() - 1;
+  std::vector<SliceSets> out(ctx.arity());
+  for (int64_t d = 0; d < last; ++d) setSlices(out[0], d, slicesAt(dead, d));
+  setSlices(out[0], last, slicesAt(w.tesa.zero, 1));  // x column k meets only zeros of W
+  setSlices(out[1], 0, slicesAt(dead, last));         // W row o makes only dead column o
+  setSlices(out[1], 1, slicesAt(x.tesa.zero, last));  // W column k multiplies zeros of x
+  if (ctx.arity() == 3) setSlices(out[2], 0, slicesAt(dead, last));
+  return out;
+}
+
+// matmul (rank 2) and batch_matmul: y[..., m, n] = sum_k a[..., m, k] b[..., k, n].
+Tesa matmulForward(const RuleContext& ctx) {
+  const Tesa& a = ctx.operand(0).tesa;
+  const Tesa& b = ctx.operand(1).tesa;
+  const int64_t r = ctx.node.type.rank();
+  Tesa t;
+  for (int64_t d = 0; d < r - 2; ++d) {
+    setSlices(t.zero, d, unite(slicesAt(a.zero, d), slicesAt(b.zero, d)));
+  }
+  setSlices(t.zero, r - 2, slicesAt(a.zero, r - 2));
+  setSlices(t.zero, r - 1, slicesAt(b.zero, r - 1));
+  return t;
+}
+
+std::vector<SliceSets> matmulBackward(const RuleContext& ctx) {
+  const Tesa& a = ctx.operand(0).tesa;
+  const Tesa& b = ctx.operand(1).tesa;
+  const SliceSets& dead = ctx.node.tesa.dead;
+  const int64_t r = ctx.node.type.rank();
+  std::vector<SliceSets> out(2);
+  for (int64_t d = 0; d < r - 2; ++d) {
+    setSlices(out[0], d, unite(slicesAt(dead, d), slicesAt(b.zero, d)));
+    setSlices(out[1], d, unite(slicesAt(dead, d), slicesAt(a.zero, d)));
+  }
+  setSlices(out[0], r - 2, slicesAt(dead, r - 2));
+  setSlices(out[0], r - 1, slicesAt(b.zero, r - 2));
+  setSlices(out[1], r - 2, slicesAt(a.zero, r - 1));
+  setSlices(out[1], r - 1, slicesAt(dead, r - 1));
+  return out;
+}
+
+// embedding(table [V, D], ids [...]) -> y [..., D]: which rows are read is known only at run time.
+Tesa embeddingForward(const RuleContext& ctx) {
+  const Node& table = ctx.operand(0);
+  const int64_t last = ctx.node.type.rank() - 1;
+  Tesa t;
+  setSlices(t.zero, last,
+            isAllZero(table.tesa, table.type) ? IndexSet::range(0, table.type.shape[1])
+                                              : slicesAt(table.tesa.zero, 1));
+  t.lowerBound = table.tesa.lowerBound;
+  return t;
+}
+
+std::vector<SliceSets> embeddingBackward(const RuleContext& ctx) {
+  const SliceSets& dead = ctx.node.tesa.dead;
+  const int64_t last = ctx.node.type.rank() - 1;
+  std::vector<SliceSets> out(2);
+  setSlices(out[0], 1, slicesAt(dead, last));
+  for (int64_t d = 0; d < last; ++d) setSlices(out[1], d, slicesAt(dead, d));
+  return out;
+}
+
+}  // namespace
+
+void addLinearRules(RuleRegistry& registry) {
+  registry.add(OpKind::kLinear, {linearForward, linearBackward});
+  registry.add(OpKind::kMatmul, {matmulForward, matmulBackward});
+  registry.add(OpKind::kBatchMatmul, {matmulForward, matmulBackward});
+  registry.add(OpKind::kEmbedding, {embeddingForward, embeddingBackward});
+}
+
+}  // namespace sparseflow::graph

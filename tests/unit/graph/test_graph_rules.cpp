@@ -1,0 +1,354 @@
+// Every propagation rule on a two- or three-operator graph with the expected attributes written
+// out, and SparTA's chain through two linear layers (forward and backward).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph_test_util.h"
+
+namespace sparseflow::graph {
+namespace {
+
+using testing::propagated;
+using testing::tesaOf;
+
+/// Two linear layers with a relu between them; the attributes of W1, b1 and W2 are given.
+std::string twoLayers(const std::string& w1, const std::string& b1, const std::string& w2) {
+  return "%0 = input \"x\" : f32[8, 6]\n"
+         "%1 = param \"fc1.weight\" : f32[4, 6] " +
+         w1 +
+         "\n"
+         "%2 = param \"fc1.bias\" : f32[4] " +
+         b1 +
+         "\n"
+         "%3 = linear(%0, %1, %2)\n"
+         "%4 = relu(%3)\n"
+         "%5 = param \"fc2.weight\" : f32[3, 4] " +
+         w2 +
+         "\n"
+         "%6 = param \"fc2.bias\" : f32[3]\n"
+         "%7 = linear(%4, %5, %6)\n"
+         "output %7\n";
+}
+
+// SparTA §4: a zero row o of W1 with a zero bias entry o gives a zero column o of the activation,
+// which stays zero after relu and makes column o of W2 dead.
+TEST(GraphRules, SpartaForwardChain) {
+  const Graph g = propagated(twoLayers("{zero@0=[2]}", "{zero@0=[2]}", ""));
+  EXPECT_EQ(tesaOf(g, 3), "{zero@1=[2]}");
+  EXPECT_EQ(tesaOf(g, 4), "{zero@1=[2], ge=0}");
+  EXPECT_EQ(tesaOf(g, 5), "{dead@1=[2]}");
+  EXPECT_EQ(tesaOf(g, 7), "");
+  EXPECT_EQ(tesaOf(g, 0), "");
+  // A zero row of W1 alone is not enough: the bias still reaches the column.
+  const Graph h = propagated(twoLayers("{zero@0=[2]}", "", ""));
+  EXPECT_EQ(tesaOf(h, 3), "");
+  EXPECT_EQ(tesaOf(h, 5), "");
+}
+
+// ... and backward: a zero column o of W2 leaves column o of the activation unused, so row o of W1
+// and bias entry o are removable.
+TEST(GraphRules, SpartaBackwardChain) {
+  const Graph g = propagated(twoLayers("", "", "{zero@1=[1, 3]}"));
+  EXPECT_EQ(tesaOf(g, 4), "{dead@1=[1, 3], ge=0}");
+  EXPECT_EQ(tesaOf(g, 3), "{dead@1=[1, 3]}");
+  EXPECT_EQ(tesaOf(g, 1), "{dead@0=[1, 3]}");
+  EXPECT_EQ(tesaOf(g, 2), "{dead@0=[1, 3]}");
+  EXPECT_EQ(tesaOf(g, 0), "");
+}
+
+// Both at once: the facts of either direction reach the other end.
+TEST(GraphRules, SpartaBothWays) {
+  const Graph g = propagated(twoLayers("{zero@0=[0]}", "{zero@0=[0]}", "{zero@1=[3]}"));
+  EXPECT_EQ(tesaOf(g, 4), "{zero@1=[0], dead@1=[3], ge=0}");
+  EXPECT_EQ(tesaOf(g, 5), "{zero@1=[3], dead@1=[0]}");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[0], dead@0=[3]}");
+}
+
+TEST(GraphRules, LinearWithoutBiasKeepsZeroRowsOfX) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[3, 4] {zero@0=[0], zero@1=[3]}
+%1 = param "w" : f32[2, 4] {zero@0=[1], zero@1=[0]}
+%2 = linear(%0, %1)
+output %2
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@0=[0], zero@1=[1]}");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[1], zero@1=[0], dead@1=[3]}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@0=[0], zero@1=[3], dead@1=[0]}");
+}
+
+TEST(GraphRules, Matmul) {
+  const Graph g = propagated(R"(%0 = input "a" : f32[4, 5] {zero@0=[1], zero@1=[2]}
+%1 = input "b" : f32[5, 3] {zero@1=[0]}
+%2 = matmul(%0, %1)
+output %2
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@0=[1], zero@1=[0]}");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@1=[0], dead@0=[2]}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@0=[1], zero@1=[2]}");
+}
+
+TEST(GraphRules, BatchMatmulZeroBatch) {
+  const Graph g = propagated(R"(%0 = input "a" : f32[2, 4, 5] {zero@0=[1]}
+%1 = input "b" : f32[2, 5, 3]
+%2 = batch_matmul(%0, %1)
+output %2
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@0=[1]}");
+  EXPECT_EQ(tesaOf(g, 1), "{dead@0=[1]}");
+}
+
+TEST(GraphRules, EmbeddingKeepsZeroColumnsOfTheTable) {
+  const Graph g = propagated(R"(%0 = param "table" : f32[10, 4] {zero@1=[3], ge=0}
+%1 = input "ids" : i64[2, 5]
+%2 = embedding(%0, %1)
+%3 = slice(%2, axis=2, start=0, end=2)
+output %3
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@2=[3], dead@2=[2, 3], ge=0}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@1=[3], dead@1=[2, 3], ge=0}");
+}
+
+TEST(GraphRules, ReluKeepsZerosAndBoundsBelow) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 8] {zero@0=[1], zero@1=[0, 5], nm=2:4@1}
+%1 = relu(%0)
+output %1
+)");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[1], zero@1=[0, 5], nm=2:4@1, ge=0}");
+}
+
+TEST(GraphRules, SmoothActivationsKeepZerosAndBound) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 6] {zero@1=[3]}
+%1 = gelu(%0)
+%2 = silu(%0)
+%3 = tanh(%0)
+%4 = input "p" : f32[4, 6] {ge=0.5}
+%5 = gelu(%4)
+%6 = tanh(%4)
+output %1, %2, %3, %5, %6
+)");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@1=[3], ge=-0.17}");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@1=[3], ge=-0.28}");
+  EXPECT_EQ(tesaOf(g, 3), "{zero@1=[3], ge=-1}");
+  EXPECT_EQ(tesaOf(g, 5), "{ge=0}");
+  EXPECT_EQ(g.node(6).tesa.lowerBound, std::tanh(0.5));
+}
+
+TEST(GraphRules, AddKeepsCommonZerosAndPassesDeadSlices) {
+  const Graph g = propagated(R"(%0 = input "a" : f32[4, 6] {zero@1=[1, 2], ge=1}
+%1 = param "b" : f32[6] {zero@0=[2, 4], ge=0.5}
+%2 = add(%0, %1)
+%3 = slice(%2, axis=1, start=0, end=3)
+output %3
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@1=[2], dead@1=[3..5], ge=1.5}");
+  EXPECT_EQ(tesaOf(g, 3), "{zero@1=[2], ge=1.5}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@1=[1, 2], dead@1=[3..5], ge=1}");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[2, 4], dead@0=[3..5], ge=0.5}");
+}
+
+TEST(GraphRules, BiasAddIsABroadcastAdd) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 3] {zero@0=[1], zero@1=[0, 2]}
+%1 = param "b" : f32[3] {zero@0=[2]}
+%2 = bias_add(%0, %1)
+output %2
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@1=[2]}");
+}
+
+TEST(GraphRules, MulKeepsZerosOfEither) {
+  const Graph g = propagated(R"(%0 = input "a" : f32[3, 6] {zero@1=[1]}
+%1 = input "b" : f32[3, 6] {zero@1=[4]}
+%2 = mul(%0, %1)
+output %2
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@1=[1, 4]}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@1=[1], dead@1=[4]}");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@1=[4], dead@1=[1]}");
+}
+
+TEST(GraphRules, BoundsThatOverflowAreDropped) {
+  const Graph g = propagated(R"(%0 = input "a" : f32[2] {ge=1e308}
+%1 = mul(%0, %0)
+%2 = add(%0, %0)
+%3 = reduce_sum(%0, axis=0)
+output %1, %2, %3
+)");
+  EXPECT_EQ(tesaOf(g, 1), "");
+  EXPECT_EQ(tesaOf(g, 2), "");
+  EXPECT_EQ(tesaOf(g, 3), "");
+}
+
+TEST(GraphRules, MasksCombineInAddAndMul) {
+  const Graph g = propagated(R"(%0 = input "a" : f32[2, 2] {mask="1001"}
+%1 = input "b" : f32[2, 2] {mask="1100"}
+%2 = add(%0, %1)
+%3 = mul(%0, %1)
+output %2, %3
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{mask=\"1101\"}");
+  EXPECT_EQ(tesaOf(g, 3), "{mask=\"1000\"}");
+  const Graph blocks =
+      propagated(R"(%0 = input "a" : f32[4, 4] {block=[2, 2]:[[0, 0], [1, 1]], nm=1:4@1}
+%1 = input "b" : f32[4, 4] {block=[2, 2]:[[0, 0]], nm=2:4@1}
+%2 = add(%0, %1)
+%3 = mul(%0, %1)
+output %2, %3
+)");
+  EXPECT_EQ(tesaOf(blocks, 2), "{nm=3:4@1, block=[2, 2]:[[0, 0]]}");
+  EXPECT_EQ(tesaOf(blocks, 3), "{nm=1:4@1, block=[2, 2]:[[0, 0], [1, 1]]}");
+}
+
+TEST(GraphRules, SoftmaxDestroysZerosAndMixesItsAxis) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 6] {zero@0=[0], zero@1=[1]}
+%1 = softmax(%0, axis=1)
+%2 = slice(%1, axis=0, start=0, end=2)
+output %2
+)");
+  EXPECT_EQ(tesaOf(g, 1), "{dead@0=[2, 3], ge=0}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@0=[0], zero@1=[1], dead@0=[2, 3]}");
+  const Graph h = propagated(R"(%0 = input "x" : f32[4, 6]
+%1 = softmax(%0, axis=-1)
+%2 = slice(%1, axis=1, start=0, end=2)
+output %2
+)");
+  EXPECT_EQ(tesaOf(h, 1), "{dead@1=[2..5], ge=0}");
+  EXPECT_EQ(tesaOf(h, 0), "");
+}
+
+TEST(GraphRules, LayerNormDestroysZerosButGammaAndBetaKeepTheirs) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 6] {zero@1=[1]}
+%1 = layer_norm(%0)
+%2 = param "gamma" : f32[6] {zero@0=[1, 2]}
+%3 = param "beta" : f32[6] {zero@0=[2]}
+%4 = layer_norm(%0, %2, %3, axis=1)
+output %1, %4
+)");
+  EXPECT_EQ(tesaOf(g, 1), "");
+  EXPECT_EQ(tesaOf(g, 4), "{zero@1=[2]}");
+}
+
+TEST(GraphRules, LayerNormPassesDeadRowsAndFeedsGammaAndBeta) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 6]
+%1 = param "gamma" : f32[6]
+%2 = param "beta" : f32[6]
+%3 = layer_norm(%0, %1, %2, axis=-1)
+%4 = slice(%3, axis=1, start=0, end=2)
+%5 = slice(%4, axis=0, start=1, end=4)
+output %5
+)");
+  EXPECT_EQ(tesaOf(g, 3), "{dead@0=[0], dead@1=[2..5]}");
+  EXPECT_EQ(tesaOf(g, 1), "{dead@0=[2..5]}");
+  EXPECT_EQ(tesaOf(g, 2), "{dead@0=[2..5]}");
+  EXPECT_EQ(tesaOf(g, 0), "{dead@0=[0]}");
+}
+
+TEST(GraphRules, TransposePermutesEveryFact) {
+  const Graph g = propagated(
+      R"(%0 = input "x" : f32[4, 6] {zero@0=[1], zero@1=[2], nm=2:4@1, block=[2, 3]:[[0, 1], [1, 0]]}
+%1 = transpose(%0, perm=[1, 0])
+%2 = slice(%1, axis=0, start=0, end=3)
+output %2
+)");
+  EXPECT_EQ(tesaOf(g, 1),
+            "{zero@0=[2], zero@1=[1], dead@0=[3..5], nm=2:4@0, block=[3, 2]:[[0, 1], [1, 0]]}");
+  EXPECT_EQ(tesaOf(g, 0),
+            "{zero@0=[1], zero@1=[2], dead@1=[3..5], nm=2:4@1, block=[2, 3]:[[0, 1], [1, 0]]}");
+}
+
+TEST(GraphRules, SliceShiftsZerosAndLeavesTheRestDead) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 6] {zero@0=[3], zero@1=[1, 4]}
+%1 = slice(%0, axis=1, start=2, end=6)
+output %1
+)");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[3], zero@1=[2]}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@0=[3], zero@1=[1, 4], dead@1=[0, 1]}");
+}
+
+TEST(GraphRules, ConcatUnitesAlongItsAxisAndIntersectsAcross) {
+  const Graph g = propagated(R"(%0 = input "a" : f32[2, 3] {zero@0=[1], zero@1=[0]}
+%1 = input "b" : f32[2, 2] {zero@0=[1], zero@1=[1]}
+%2 = concat(%0, %1, axis=1)
+%3 = slice(%2, axis=1, start=0, end=3)
+output %3
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@0=[1], zero@1=[0, 4], dead@1=[3, 4]}");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[1], zero@1=[1], dead@1=[0, 1]}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@0=[1], zero@1=[0]}");
+}
+
+TEST(GraphRules, ReshapeSplitsMergesAndDropsWhatItCannotMap) {
+  // Splitting 8 columns into 2 heads of 4: a head whose columns are all zero is a zero head.
+  const Graph heads = propagated(R"(%0 = input "x" : f32[2, 8] {zero@0=[1], zero@1=[4..7]}
+%1 = reshape(%0, shape=[2, 2, -1])
+output %1
+)");
+  EXPECT_EQ(tesaOf(heads, 1), "{zero@0=[1], zero@1=[1]}");
+  EXPECT_EQ(printNode(heads, 1),
+            "%1 = reshape(%0, shape=[2, 2, 4]) : f32[2, 2, 4] {zero@0=[1], zero@1=[1]}");
+  // Merging [2, 3] into 6: every merged index with a zero component.
+  const Graph merged = propagated(R"(%0 = input "x" : f32[2, 3, 4] {zero@1=[1], zero@2=[0]}
+%1 = reshape(%0, shape=[6, 4])
+output %1
+)");
+  EXPECT_EQ(tesaOf(merged, 1), "{zero@0=[1, 4], zero@1=[0]}");
+  // [6, 4] -> [4, 6] shares no dimension boundary: nothing is carried.
+  const Graph dropped = propagated(R"(%0 = input "x" : f32[6, 4] {zero@0=[1], ge=0}
+%1 = reshape(%0, shape=[4, 6])
+output %1
+)");
+  EXPECT_EQ(tesaOf(dropped, 1), "{ge=0}");
+  // Backward: a dead head is dead columns of the merged operand.
+  const Graph back = propagated(R"(%0 = input "x" : f32[2, 8]
+%1 = reshape(%0, shape=[2, 2, 4])
+%2 = slice(%1, axis=1, start=0, end=1)
+output %2
+)");
+  EXPECT_EQ(tesaOf(back, 0), "{dead@1=[4..7]}");
+}
+
+TEST(GraphRules, ReductionsKeepTheOtherAxesZeros) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 6] {zero@0=[1], zero@1=[2], ge=0.5}
+%1 = reduce_sum(%0, axis=1)
+%2 = reduce_max(%0, axis=0)
+output %1, %2
+)");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[1], ge=3}");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@0=[2], ge=0.5}");
+  const Graph back = propagated(R"(%0 = input "x" : f32[4, 6]
+%1 = reduce_sum(%0, axis=0)
+%2 = slice(%1, axis=0, start=0, end=4)
+output %2
+)");
+  EXPECT_EQ(tesaOf(back, 0), "{dead@1=[4, 5]}");
+}
+
+TEST(GraphRules, ValuesWithoutUsesAreWhollyDead) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 6]
+%1 = relu(%0)
+%2 = tanh(%0)
+output %2
+)");
+  EXPECT_EQ(tesaOf(g, 1), "{dead@0=[0..3], ge=0}");
+  EXPECT_EQ(tesaOf(g, 0), "");
+}
+
+TEST(GraphRules, FixpointReachesAcrossABranch) {
+  // The dead column found at the end travels back through the add to both branches; x stays
+  // needed, since the first linear still reads its column 0.
+  const Graph g = propagated(R"(%0 = input "x" : f32[2, 4]
+%1 = param "w" : f32[4, 4]
+%2 = linear(%0, %1)
+%3 = relu(%2)
+%4 = add(%3, %0)
+%5 = param "w2" : f32[3, 4] {zero@1=[0]}
+%6 = linear(%4, %5)
+output %6
+)");
+  EXPECT_EQ(tesaOf(g, 4), "{dead@1=[0]}");
+  EXPECT_EQ(tesaOf(g, 3), "{dead@1=[0], ge=0}");
+  EXPECT_EQ(tesaOf(g, 1), "{dead@0=[0]}");
+  EXPECT_EQ(tesaOf(g, 0), "");
+}
+
+}  // namespace
+}  // namespace sparseflow::graph
