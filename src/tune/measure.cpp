@@ -34,9 +34,17 @@ Measurement measure(const std::string& kernel, const KernelOptions& base, const 
   Measurement m;
   const auto first = std::chrono::steady_clock::now();
   const Kernel k = Kernel::compile(kernel, compileOptions);
+  const auto firstCall = std::chrono::steady_clock::now();
   Tensor out = k.run(inputs);
+  const double firstCallMs = millisecondsSince(firstCall);
   m.firstMs = millisecondsSince(first);
   m.provider = k.provider();
+  if (options.capMs > 0 && firstCallMs > options.capMs) {
+    m.capped = true;
+    m.runs = 1;
+    m.medianMs = firstCallMs;
+    return m;
+  }
   std::vector<double> times;
   double total = 0;
   while (static_cast<int>(times.size()) < options.maxRuns &&

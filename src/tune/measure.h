@@ -17,12 +17,17 @@ struct Measurement {
   double firstMs = 0;   ///< compile + first call (conversions into the configuration's formats)
   int runs = 0;
   std::string provider;  ///< what ran ("csr_spmm", "generated"...)
+  /// The first call alone took longer than MeasureOptions::capMs: `medianMs` is that call's time
+  /// and nothing more was timed (a configuration far slower than the default ranks last anyway).
+  bool capped = false;
 };
 
 struct MeasureOptions {
   int minRuns = 3;
   int maxRuns = 15;
   double targetMs = 20;  ///< stop after minRuns once the calls took this long in total
+  /// A first call (after compiling) longer than this is the measurement (capped); 0: no cap.
+  double capMs = 0;
 };
 
 /// `base` with `config`'s formats (all of them; base's others dropped), schedule and provider

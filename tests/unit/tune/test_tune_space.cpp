@@ -19,6 +19,7 @@
 #include "sparseflow/kernel.h"
 #include "sparseflow/nm.h"
 #include "tune/features.h"
+#include "tune/measure.h"
 #include "tune/search.h"
 #include "tune/space.h"
 
@@ -259,6 +260,29 @@ TEST(TuneSearch, ExhaustiveTimesEveryConfigurationAndKeepsTheFastest) {
   // Without a model and not exhaustive there is nothing to rank by.
   options.exhaustive = false;
   EXPECT_THROW(search(request, space, {{"A", &a}, {"B", &b}}, options), Error);
+}
+
+TEST(TuneMeasure, AFirstCallOverTheCapIsTheMeasurement) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const Coo coo = sparseflow::testing::randomCoo({80, 48}, 0.1, rng());
+  const Tensor a = fromCoo(coo, Format::parse("csr", 2));
+  std::vector<double> bv(48 * 8, 0.5);
+  const Tensor b = fromDense({48, 8}, bv.data(), Format::parse("dense", 2), DType::kF32);
+  const std::map<std::string, const Tensor*> inputs{{"A", &a}, {"B", &b}};
+  Config c;
+  c.formats = {{"A", "csr"}};
+  MeasureOptions capped;
+  capped.capMs = 1e-9;  // every call is longer
+  const Measurement once = measure("C(i,j) = A(i,k) * B(k,j)", {}, c, inputs, capped);
+  EXPECT_TRUE(once.capped);
+  EXPECT_EQ(once.runs, 1);
+  EXPECT_GT(once.medianMs, 0.0);
+  EXPECT_GE(once.firstMs, once.medianMs);
+  const Measurement full = measure("C(i,j) = A(i,k) * B(k,j)", {}, c, inputs);
+  EXPECT_FALSE(full.capped);
+  EXPECT_GE(full.runs, 3);
 }
 
 }  // namespace
