@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
     const std::string d = SPARSEFLOW_DATA_DIR;
     files = {d + "/dlmc/transformer/magnitude_pruning/0.5/"
                  "body_encoder_layer_0_ffn_conv1_fully_connected.smtx",
-             d + "/suitesparse/ParU/Matrix/arrow.mtx", d + "/suitesparse/LAGraph/data/bcsstk13.mtx"};
+             d + "/suitesparse/ParU/Matrix/arrow.mtx",
+             d + "/suitesparse/LAGraph/data/bcsstk13.mtx"};
   }
   const std::filesystem::path db =
       std::filesystem::temp_directory_path() / "sparseflow_bench_tune_database.jsonl";
