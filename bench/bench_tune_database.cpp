@@ -1,38 +1,20 @@
 // The tuning database's hit path (issue 15: at most 1 ms): a database of N decisions for other
-// inputs plus the one asked for, then the median of 51 `tuneKernel` calls that find it (the input
-// fingerprint, the file read and the one JSON parse), against one SpMM call of the chosen kernel
-// on the same matrix (64 dense columns, 2 threads). Usage: bench_tune_database [RECORDS]
-// (default 1000) [MATRIX...] (default: the matrices below, under data/).
-#include <algorithm>
-#include <chrono>
+// inputs plus the one asked for, then the median of 51 `tuneKernel` calls (after a warm-up call)
+// that find it (the input fingerprint, the file read and the one JSON parse), against one SpMM call
+// of the chosen kernel on the same matrix (64 dense columns, 2 threads). Usage: bench_tune_database
+// [RECORDS] (default 1000) [MATRIX...] (default: the matrices below, under data/).
 #include <cstdio>
 #include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "common/driver.h"
 #include "sparseflow/build.h"
 #include "sparseflow/io.h"
 #include "sparseflow/kernel.h"
 #include "sparseflow/tune.h"
 #include "tune/database.h"
-
-namespace {
-
-template <class F>
-double medianMs(F&& f, int runs) {
-  std::vector<double> t;
-  for (int r = 0; r < runs; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace sparseflow;
@@ -89,7 +71,8 @@ int main(int argc, char** argv) {
     TuneOptions t;
     t.database = db.string();
     TuneResult found;
-    const double hit = medianMs([&] { found = tuneKernel(kernel, inputs, {}, t); }, 51);
+    const double hit =
+        1e3 * bench::timeMedian([&] { found = tuneKernel(kernel, inputs, {}, t); }, {.reps = 51});
     if (!found.fromDatabase) {
       std::fprintf(stderr, "%s: the decision was not found\n", file.c_str());
       return 1;
@@ -100,7 +83,7 @@ int main(int argc, char** argv) {
     chosen.handTuned = found.handTuned;
     const Kernel k = Kernel::compile(kernel, chosen);
     Tensor out = k.run(inputs);
-    const double spmm = medianMs([&] { k.run(inputs, out); }, 15);
+    const double spmm = 1e3 * bench::timeMedian([&] { k.run(inputs, out); }, {.reps = 15});
     const std::string name = std::filesystem::path(file).filename().string();
     std::printf("| %s | %lld | %d | %.4f | %.4f | %.1f%% |\n", name.c_str(),
                 static_cast<long long>(a.numStored()), records + 1, hit, spmm, 100 * hit / spmm);

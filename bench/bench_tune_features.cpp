@@ -5,34 +5,16 @@
 // the matrices below, under data/).
 #include <omp.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "common/driver.h"
 #include "sparseflow/build.h"
 #include "sparseflow/io.h"
 #include "sparseflow/kernel.h"
 #include "tune/features.h"
-
-namespace {
-
-template <class F>
-double medianMs(F&& f, int runs = 15) {
-  std::vector<double> t;
-  for (int r = 0; r < runs; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace sparseflow;
@@ -61,12 +43,17 @@ int main(int argc, char** argv) {
     const Tensor b = fromDense({cols, 64}, bv.data(), Format::parse("dense", 2), DType::kF32);
     // The features first, before any parallel region leaves OpenMP's threads spinning.
     tune::Features f;
-    const double features = medianMs([&] { f = tune::matrixFeatures(a); }, 51);
+    const double features =
+        1e3 * bench::timeMedian([&] { f = tune::matrixFeatures(a); }, {.reps = 51});
     KernelOptions ko;
     ko.formats = {{"A", "csr"}};
     const Kernel k = Kernel::compile("C(i,j) = A(i,k) * B(k,j)", ko);
     Tensor c = k.run({{"A", &a}, {"B", &b}});
-    const double spmm = medianMs([&] { c = k.run({{"A", &a}, {"B", &b}}); });
+    const double spmm = 1e3 * bench::timeMedian(
+                                  [&] {
+                                    c = k.run({{"A", &a}, {"B", &b}});
+                                  },
+                                  {.reps = 15});
     const std::string name = file.substr(file.rfind('/') + 1);
     std::printf("| %s | %lld x %lld | %lld | %.3f | %.4f | %.1f%% |\n", name.c_str(),
                 static_cast<long long>(rows), static_cast<long long>(cols),
