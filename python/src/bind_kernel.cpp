@@ -13,13 +13,8 @@ namespace {
 Kernel compileKernel(const std::string& text, const std::map<std::string, std::string>& formats,
                      const std::map<std::string, std::string>& dtypes, bool parallel, bool useCache,
                      const Schedule& schedule, bool handTuned) {
-  KernelOptions options;
-  options.formats = formats;
-  for (const auto& [name, dtype] : dtypes) options.dtypes[name] = parseDType(dtype);
-  options.parallel = parallel;
-  options.useCache = useCache;
+  KernelOptions options = kernelOptions(formats, dtypes, parallel, useCache, handTuned);
   options.schedule = schedule;
-  options.handTuned = handTuned;
   py::gil_scoped_release release;  // the system compiler may run for a while
   return Kernel::compile(text, options);
 }
@@ -38,6 +33,18 @@ void runKernelInto(const Kernel& kernel, const std::map<std::string, const Tenso
 }
 
 }  // namespace
+
+KernelOptions kernelOptions(const std::map<std::string, std::string>& formats,
+                            const std::map<std::string, std::string>& dtypes, bool parallel,
+                            bool useCache, bool handTuned) {
+  KernelOptions options;
+  options.formats = formats;
+  for (const auto& [name, dtype] : dtypes) options.dtypes[name] = parseDType(dtype);
+  options.parallel = parallel;
+  options.useCache = useCache;
+  options.handTuned = handTuned;
+  return options;
+}
 
 void bindSchedule(py::module_& m) {
   using S = Schedule;

@@ -49,18 +49,6 @@ py::dict resultDict(const TuneResult& r) {
   return d;
 }
 
-KernelOptions optionsFrom(const std::map<std::string, std::string>& formats,
-                          const std::map<std::string, std::string>& dtypes, bool parallel,
-                          bool useCache, bool handTuned) {
-  KernelOptions options;
-  options.formats = formats;
-  for (const auto& [name, dtype] : dtypes) options.dtypes[name] = parseDType(dtype);
-  options.parallel = parallel;
-  options.useCache = useCache;
-  options.handTuned = handTuned;
-  return options;
-}
-
 TuneOptions tuneOptionsFrom(const std::string& database, const std::string& model, int budget,
                             bool exhaustive, bool retune, const std::vector<std::string>& tuned) {
   TuneOptions t;
@@ -86,7 +74,7 @@ void bindTune(py::module_& m) {
         TuneResult r;
         {
           py::gil_scoped_release release;  // timing and the JIT take seconds
-          r = tuneKernel(text, inputs, optionsFrom(formats, dtypes, true, true, true),
+          r = tuneKernel(text, inputs, kernelOptions(formats, dtypes, true, true, true),
                          tuneOptionsFrom(database, model, budget, exhaustive, retune, tuned));
         }
         return resultDict(r);
@@ -101,7 +89,7 @@ void bindTune(py::module_& m) {
          const std::map<std::string, std::string>& dtypes, bool parallel, bool useCache,
          bool handTuned, const std::string& mode, const std::string& database,
          const std::string& model, int budget) {
-        KernelOptions options = optionsFrom(formats, dtypes, parallel, useCache, handTuned);
+        KernelOptions options = kernelOptions(formats, dtypes, parallel, useCache, handTuned);
         options.tune = mode == "search" ? TuneMode::kSearch : TuneMode::kDatabase;
         TuneResult r;
         std::optional<Kernel> kernel;

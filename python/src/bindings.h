@@ -3,6 +3,11 @@
 
 #include <pybind11/pybind11.h>
 
+#include <map>
+#include <string>
+
+#include "sparseflow/kernel.h"
+
 namespace sparseflow::python {
 
 namespace py = pybind11;
@@ -15,6 +20,10 @@ void bindTensor(py::module_& m);
 void bindIo(py::module_& m);
 /// Kernel: compile index notation, run it, look at what was generated.
 void bindKernel(py::module_& m);
+/// The options sf.compile passes (dtypes by name: "f32", "bf16"...), schedule left default.
+KernelOptions kernelOptions(const std::map<std::string, std::string>& formats,
+                            const std::map<std::string, std::string>& dtypes, bool parallel,
+                            bool useCache, bool handTuned);
 /// The autoconfigurator: _tune, _compile_tuned, _input_fingerprint (python/sparseflow/tuning.py).
 void bindTune(py::module_& m);
 /// n:m pruning, the impact report and the 2:4 linear layer.
