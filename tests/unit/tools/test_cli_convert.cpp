@@ -291,6 +291,20 @@ TEST_F(Convert, BestIsTheFastestExactFormatByTheAutoconfiguratorAndIsRecorded) {
       << "one decision per layer";
 }
 
+TEST_F(Convert, SmallestAndBestChooseAmongMatrixFormatsOnly) {
+  const std::string tensor = kData + "/mlir/test/Integration/data/mttkrp_b.tns";
+  for (const char* target : {"smallest", "best"}) {
+    SCOPED_TRACE(target);
+    ToolResult r = run("sparseflow-convert", {tensor, "--to", target, "-o", "out.sft"});
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find(std::string("--to ") + target +
+                         " chooses among matrix formats; the tensor has rank 3"),
+              std::string::npos)
+        << r.err;
+    EXPECT_TRUE(files().empty()) << "nothing written";
+  }
+}
+
 TEST_F(Convert, NamesCannotLeaveTheOutputDirectory) {
   const std::vector<float> w(16, 1.0f);
   std::ofstream(path("ck.safetensors"), std::ios::binary) << handMadeCheckpoint(

@@ -218,6 +218,22 @@ TEST(CompileTuned, CompilesTheRecordedDecisionAndRunsItCorrectly) {
     ASSERT_EQ(got.size(), expected.size());
     for (size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], expected[e], 1e-5) << e;
   }
+  // A decision that does not fit the inputs (a fingerprint collision, a database edited by hand):
+  // 2:4 for a matrix that is not 2:4 stops with the conversion's error, never a wrong result.
+  const Tensor notNM = randomMatrix(rng, 8, 8, 1.0, "csr");
+  const Tensor b8 = randomMatrix(rng, 8, 4, 1.0, "dense");
+  const std::map<std::string, const Tensor*> dense{{"A", &notNM}, {"B", &b8}};
+  TuningDatabase(t.database).add(recordFor(inputFingerprint(dense), "2:4", ""));
+  KernelOptions stale = options;
+  stale.tune = TuneMode::kDatabase;
+  const Kernel wrong = compileTuned(text, dense, stale, t, &result);
+  EXPECT_EQ(result.formats.at("A"), "2:4");
+  try {
+    wrong.run(dense);
+    FAIL() << "a 2:4 kernel ran on a dense matrix";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("2:4 keeps 2"), std::string::npos) << e.what();
+  }
   // kOff ignores the database.
   const Kernel asGiven = compileTuned(text, inputs, options, t, nullptr);
   EXPECT_EQ(asGiven.provider(), plain.provider());

@@ -217,6 +217,23 @@ TEST(TuneSpace, NMFormatsAreCandidatesOnlyWhereNothingIsDropped) {
   EXPECT_EQ(std::find(formats.begin(), formats.end(), "1:4"), formats.end());
   formats = candidateFormats(convert(dense, Format::parse("csr", 2)));
   EXPECT_EQ(std::find(formats.begin(), formats.end(), "2:4"), formats.end());
+  // Read from the stored entries: a 2^20-square matrix (4 TB dense) with a few entries per row
+  // group is checked at once; three entries in one group of four rule 2:4 out, two in each rule
+  // 1:4 out.
+  const int64_t n = int64_t{1} << 20;
+  Coo sparse{{n, n}, {}, {}};
+  for (int64_t e = 0; e < 1000; ++e) {
+    sparse.coords.insert(sparse.coords.end(), {e * 1000, 8 * e, e * 1000, 8 * e + 3});
+    sparse.values.insert(sparse.values.end(), {1.0, -2.0});
+  }
+  Tensor huge = fromCoo(sparse, Format::parse("csr", 2));
+  formats = candidateFormats(huge);
+  EXPECT_NE(std::find(formats.begin(), formats.end(), "2:4"), formats.end());
+  EXPECT_EQ(std::find(formats.begin(), formats.end(), "1:4"), formats.end());
+  sparse.coords.insert(sparse.coords.end(), {5, 1, 5, 2, 5, 3});
+  sparse.values.insert(sparse.values.end(), {1.0, 1.0, 1.0});
+  formats = candidateFormats(fromCoo(sparse, Format::parse("csr", 2)));
+  EXPECT_EQ(std::find(formats.begin(), formats.end(), "2:4"), formats.end());
 }
 
 }  // namespace
