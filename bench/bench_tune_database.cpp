@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     std::filesystem::remove(db);
     const tune::TuningDatabase database(db);
     tune::TuningRecord r;
-    r.kernel = "C(i,j)=A(i,k)*B(k,j)";
+    r.kernel = tune::decisionKey(kernel, {}, {{"A", &a}});
     r.machine = tune::machineFingerprint();
     r.chosen.formats = {{"A", "csr"}};
     r.chosen.schedule = "split(i, i0, i1, 16); parallel(i0)";

@@ -16,17 +16,6 @@
 namespace sparseflow {
 namespace {
 
-/// The database key's kernel part: the text without blanks, and the dtypes asked for.
-std::string kernelKey(const std::string& text, const KernelOptions& options) {
-  std::string key;
-  for (char c : text) {
-    if (c != ' ' && c != '\t' && c != '\n') key += c;
-  }
-  for (const auto& [name, dtype] : options.dtypes)
-    key += std::string(" ") + name + ":" + dtypeName(dtype);
-  return key;
-}
-
 std::string modelPath(const TuneOptions& t) {
   if (!t.model.empty()) return t.model;
   if (const char* env = std::getenv("SPARSEFLOW_TUNE_MODEL"); env != nullptr && *env != '\0')
@@ -77,7 +66,8 @@ TuneResult tuneKernel(const std::string& text, const std::map<std::string, const
   result.database = db.path().string();
   result.machine = tune::machineFingerprint();
   result.inputs = tune::inputFingerprint(inputs);
-  const std::string key = kernelKey(text, base);
+  const std::map<std::string, const Tensor*> tuned = tunedOperands(inputs, t);
+  const std::string key = tune::decisionKey(text, base, tuned);
   if (useDb && !t.retune && !t.exhaustive) {
     if (const std::optional<tune::TuningRecord> hit = db.find(key, result.machine, result.inputs)) {
       describeConfig(hit->chosen, result);
@@ -91,7 +81,7 @@ TuneResult tuneKernel(const std::string& text, const std::map<std::string, const
   tune::SpaceRequest request;
   request.kernel = text;
   request.base = base;
-  request.tuned = tunedOperands(inputs, t);
+  request.tuned = tuned;
   const tune::Space space = tune::enumerateSpace(request);
   std::optional<tune::CostModel> model;
   if (!t.exhaustive) {
@@ -145,7 +135,8 @@ Kernel compileTuned(const std::string& text, const std::map<std::string, const T
     decision.machine = tune::machineFingerprint();
     decision.inputs = tune::inputFingerprint(inputs);
     const std::optional<tune::TuningRecord> hit =
-        db.find(kernelKey(text, plain), decision.machine, decision.inputs);
+        db.find(tune::decisionKey(text, plain, tunedOperands(inputs, t)), decision.machine,
+                decision.inputs);
     tune::Config config;
     if (hit) {
       config = hit->chosen;

@@ -116,6 +116,24 @@ std::string machineFingerprint() {
   return fingerprint;
 }
 
+std::string decisionKey(const std::string& text, const KernelOptions& options,
+                        const std::map<std::string, const Tensor*>& tuned) {
+  std::string key;
+  for (char c : text) {
+    if (c != ' ' && c != '\t' && c != '\n') key += c;
+  }
+  for (const auto& [name, dtype] : options.dtypes)
+    key += std::string(" ") + name + ":" + dtypeName(dtype);
+  std::string pinned;
+  for (const auto& [name, format] : options.formats) {
+    if (!tuned.count(name)) pinned += " " + name + "=" + format;
+  }
+  if (!pinned.empty()) key += " | pinned" + pinned;
+  key += " | tuning";
+  for (const auto& [name, tensor] : tuned) key += " " + name;
+  return key;
+}
+
 std::string inputFingerprint(const std::map<std::string, const Tensor*>& inputs) {
   std::ostringstream out;
   for (const auto& [name, tensor] : inputs) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "sparseflow/kernel.h"
 #include "sparseflow/tensor.h"
 #include "tune/space.h"
 
@@ -24,6 +25,13 @@ std::string machineFingerprint();
 /// values do not enter it: the best configuration depends on the pattern, not on the numbers.
 /// Costs microseconds on any size (the database's hit path must stay far below a kernel call).
 std::string inputFingerprint(const std::map<std::string, const Tensor*>& inputs);
+
+/// The database key's kernel part: the text without blanks, the dtypes asked for, the formats
+/// pinned for operands that are not searched, and the searched operands' names
+/// ("C(i,j)=A(i,k)*B(k,j) | pinned X=csr | tuning A"). A decision found under it never overrides
+/// what the caller pinned.
+std::string decisionKey(const std::string& text, const KernelOptions& options,
+                        const std::map<std::string, const Tensor*>& tuned);
 
 /// One decision.
 struct TuningRecord {

@@ -99,10 +99,14 @@ TEST(TuneFingerprint, FollowsThePatternNotTheValues) {
   EXPECT_NE(machineFingerprint().find("threads"), std::string::npos) << machineFingerprint();
 }
 
+/// The key compileTuned and tuneKernel give the SpMM when A is searched and nothing is pinned.
+const std::string kSpmmKey =
+    decisionKey("C(i,j) = A(i,k) * B(k,j)", KernelOptions{}, {{"A", nullptr}});
+
 TuningRecord recordFor(const std::string& inputs, const std::string& format,
                        const std::string& schedule = "split(i, i0, i1, 16); parallel(i0)") {
   TuningRecord r;
-  r.kernel = "C(i,j)=A(i,k)*B(k,j)";
+  r.kernel = kSpmmKey;
   r.machine = machineFingerprint();
   r.inputs = inputs;
   r.chosen.formats = {{"A", format}};
@@ -114,6 +118,26 @@ TuningRecord recordFor(const std::string& inputs, const std::string& format,
   r.measured = 17;
   r.model = "model.json";
   return r;
+}
+
+TEST(TuningDatabase, TheKeyHoldsWhatTheCallerPinnedAndWhatIsSearched) {
+  const std::map<std::string, const Tensor*> tunedA{{"A", nullptr}};
+  EXPECT_EQ(kSpmmKey, "C(i,j)=A(i,k)*B(k,j) | tuning A");
+  // Blanks do not matter; a searched operand's given format does not either.
+  KernelOptions givenA;
+  givenA.formats = {{"A", "coo"}};
+  EXPECT_EQ(decisionKey("C(i,j)=A(i,k) * B(k,j)", givenA, tunedA), kSpmmKey);
+  // Pinned formats, dtypes and the searched set do: a decision never overrides a pin.
+  KernelOptions pinned;
+  pinned.formats = {{"B", "csr"}};
+  EXPECT_EQ(decisionKey("C(i,j) = A(i,k) * B(k,j)", pinned, tunedA),
+            "C(i,j)=A(i,k)*B(k,j) | pinned B=csr | tuning A");
+  KernelOptions f64;
+  f64.dtypes = {{"A", DType::kF64}};
+  EXPECT_EQ(decisionKey("C(i,j) = A(i,k) * B(k,j)", f64, tunedA),
+            "C(i,j)=A(i,k)*B(k,j) A:f64 | tuning A");
+  EXPECT_EQ(decisionKey("C(i,j) = A(i,k) * B(k,j)", {}, {{"A", nullptr}, {"B", nullptr}}),
+            "C(i,j)=A(i,k)*B(k,j) | tuning A B");
 }
 
 TEST(TuningDatabase, FindsTheLastRecordOfAKeyAndSkipsBrokenLines) {
@@ -129,7 +153,7 @@ TEST(TuningDatabase, FindsTheLastRecordOfAKeyAndSkipsBrokenLines) {
     cut << R"x({"kernel": "C(i,j)=A(i,k)*B(k,j)", "inputs": "A:f32:csr:9x9", "formats)x"
         << "\n";
   }
-  const auto hit = db.find("C(i,j)=A(i,k)*B(k,j)", machineFingerprint(), "A:f32:csr:9x9");
+  const auto hit = db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:9x9");
   ASSERT_TRUE(hit.has_value());
   EXPECT_EQ(hit->chosen.formats.at("A"), "bsr:2x2");
   EXPECT_EQ(hit->chosen.schedule, "split(i, i0, i1, 16); parallel(i0)");
@@ -137,16 +161,15 @@ TEST(TuningDatabase, FindsTheLastRecordOfAKeyAndSkipsBrokenLines) {
   EXPECT_DOUBLE_EQ(hit->medianMs, 0.5);
   EXPECT_DOUBLE_EQ(hit->defaultMs, 0.75);
   EXPECT_EQ(hit->space, 1122);
-  EXPECT_EQ(db.find("C(i,j)=A(i,k)*B(k,j)", machineFingerprint(), "A:f32:csr:8x8")
-                ->chosen.formats.at("A"),
+  EXPECT_EQ(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:8x8")->chosen.formats.at("A"),
             "coo");
-  EXPECT_FALSE(db.find("C(i,j)=A(i,k)*B(k,j)", "another machine", "A:f32:csr:9x9"));
+  EXPECT_FALSE(db.find(kSpmmKey, "another machine", "A:f32:csr:9x9"));
   EXPECT_FALSE(db.find("y(i)=A(i,j)*x(j)", machineFingerprint(), "A:f32:csr:9x9"));
   // "-": no database at all.
   const TuningDatabase none("-");
   EXPECT_TRUE(none.path().empty());
   none.add(recordFor("A:f32:csr:9x9", "csr"));
-  EXPECT_FALSE(none.find("C(i,j)=A(i,k)*B(k,j)", machineFingerprint(), "A:f32:csr:9x9"));
+  EXPECT_FALSE(none.find(kSpmmKey, machineFingerprint(), "A:f32:csr:9x9"));
   // A database that cannot be written names its file.
   const TuningDatabase blocked(dir.path() / "db.jsonl" / "x");
   std::ofstream(dir.path() / "db.jsonl") << "a file, not a folder\n";
