@@ -34,7 +34,9 @@ namespace sparseflow::graph {
   X(kConcat, "concat")            \
   X(kEmbedding, "embedding")      \
   X(kReduceSum, "reduce_sum")     \
-  X(kReduceMax, "reduce_max")
+  X(kReduceMax, "reduce_max")     \
+  X(kMinimum, "minimum")          \
+  X(kMaximum, "maximum")
 
 /// One operator of the graph IR.
 enum class OpKind : int32_t {

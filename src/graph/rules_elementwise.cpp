@@ -1,6 +1,6 @@
 // Rules of the element-wise operators: add and bias_add keep the zeros common to both operands,
-// mul keeps the zeros of either, and the activations (all with f(0) = 0) keep every zero and bound
-// the values from below.
+// mul keeps the zeros of either, minimum and maximum (clip) keep what their bounds allow, and the
+// activations (all with f(0) = 0) keep every zero and bound the values from below.
 #include <algorithm>
 #include <cmath>
 
@@ -91,6 +91,41 @@ Tesa mulForward(const RuleContext& ctx) {
   return t;
 }
 
+/// minimum(a, b): zero where both are, or where one is and the other is never negative; bounded
+/// below by the smaller bound.
+Tesa minimumForward(const RuleContext& ctx) {
+  const Node& a = ctx.operand(0);
+  const Node& b = ctx.operand(1);
+  Tesa t;
+  const bool aNonNegative = a.tesa.lowerBound && *a.tesa.lowerBound >= 0;
+  const bool bNonNegative = b.tesa.lowerBound && *b.tesa.lowerBound >= 0;
+  for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
+    const IndexSet za = broadcastZeros(a, ctx.node.type, d);
+    const IndexSet zb = broadcastZeros(b, ctx.node.type, d);
+    IndexSet zero = intersect(za, zb);
+    if (bNonNegative) zero = unite(zero, za);
+    if (aNonNegative) zero = unite(zero, zb);
+    setSlices(t.zero, d, std::move(zero));
+  }
+  if (a.tesa.lowerBound && b.tesa.lowerBound) {
+    t.lowerBound = std::min(*a.tesa.lowerBound, *b.tesa.lowerBound);
+  }
+  return t;
+}
+
+/// maximum(a, b): zero where both are; bounded below by either bound.
+Tesa maximumForward(const RuleContext& ctx) {
+  const Node& a = ctx.operand(0);
+  const Node& b = ctx.operand(1);
+  Tesa t;
+  t.zero = combinedZeros(ctx, intersect);
+  if (a.tesa.lowerBound || b.tesa.lowerBound) {
+    t.lowerBound =
+        std::max(a.tesa.lowerBound.value_or(-HUGE_VAL), b.tesa.lowerBound.value_or(-HUGE_VAL));
+  }
+  return t;
+}
+
 Tesa reluForward(const RuleContext& ctx) {
   const Tesa& x = ctx.operand(0).tesa;
   Tesa t = zeroFacts(x);
@@ -126,6 +161,8 @@ void addElementwiseRules(RuleRegistry& registry) {
   registry.add(OpKind::kAdd, {addForward, addBackward});
   registry.add(OpKind::kBiasAdd, {addForward, addBackward});  // add with the bias broadcast
   registry.add(OpKind::kMul, {mulForward, mulBackward});
+  registry.add(OpKind::kMinimum, {minimumForward, addBackward});
+  registry.add(OpKind::kMaximum, {maximumForward, addBackward});
   registry.add(OpKind::kRelu, {reluForward, deadPassThrough});
   registry.add(OpKind::kGelu, {geluForward, deadPassThrough});
   registry.add(OpKind::kSilu, {siluForward, deadPassThrough});

@@ -301,7 +301,9 @@ TensorType inferType(OpKind op, const std::vector<InferOperand>& operands, OpAtt
     case OpKind::kMatmul: out = matmulType(c, false); break;
     case OpKind::kBatchMatmul: out = matmulType(c, true); break;
     case OpKind::kAdd:
-    case OpKind::kMul: out = broadcastType(c); break;
+    case OpKind::kMul:
+    case OpKind::kMinimum:
+    case OpKind::kMaximum: out = broadcastType(c); break;
     case OpKind::kBiasAdd: out = biasAddType(c); break;
     case OpKind::kRelu:
     case OpKind::kGelu:

@@ -166,6 +166,28 @@ output %2
   EXPECT_EQ(tesaOf(g, 1), "{zero@1=[4], dead@1=[1]}");
 }
 
+// The Graph Challenge's clip at 32: minimum keeps a zero of x where the other operand is never
+// negative (and zeros common to both), maximum only the common zeros; bounds combine.
+TEST(GraphRules, MinimumAndMaximumKeepWhatTheirBoundsAllow) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[3, 6] {zero@1=[1, 2]}
+%1 = relu(%0)
+%2 = param "ymax" : f32[1] {ge=32}
+%3 = minimum(%1, %2)
+%4 = input "y" : f32[3, 6] {zero@1=[2, 5]}
+%5 = minimum(%4, %1)
+%6 = param "lo" : f32[6] {zero@0=[1, 5]}
+%7 = maximum(%4, %6)
+%8 = maximum(%3, %6)
+%9 = slice(%8, axis=1, start=0, end=4)
+output %3, %5, %7, %9
+)");
+  EXPECT_EQ(tesaOf(g, 3), "{zero@1=[1, 2], ge=0}");
+  EXPECT_EQ(tesaOf(g, 5), "{zero@1=[2, 5]}");  // relu(x) >= 0 keeps every zero of y
+  EXPECT_EQ(tesaOf(g, 7), "{zero@1=[5]}");
+  EXPECT_EQ(tesaOf(g, 8), "{zero@1=[1], dead@1=[4, 5], ge=0}");
+  EXPECT_EQ(tesaOf(g, 6), "{zero@0=[1, 5]}");
+}
+
 TEST(GraphRules, BoundsThatOverflowAreDropped) {
   const Graph g = propagated(R"(%0 = input "a" : f32[2] {ge=1e308}
 %1 = mul(%0, %0)

@@ -1,0 +1,307 @@
+// Every graph operator on dense row-major values (the reference evaluator runs them in double,
+// the executor in float for the operators no kernel takes).
+#include "graph/model/dense_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "support/check.h"
+#include "support/elementwise_functions.h"
+
+namespace sparseflow::graph {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+int64_t product(const Shape& shape, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t p = 1;
+  for (size_t d = from; d < std::min(to, shape.size()); ++d) p *= shape[d];
+  return p;
+}
+
+int64_t intAttr(const Node& node, const char* key) {
+  return std::get<int64_t>(node.attrs.at(key));
+}
+Shape listAttr(const Node& node, const char* key) {
+  return std::get<Shape>(node.attrs.at(key));
+}
+
+template <typename T>
+DenseValue<T> zeros(const Shape& shape) {
+  return DenseValue<T>{shape, std::vector<T>(static_cast<size_t>(product(shape)), T(0))};
+}
+
+/// Row-major strides of `shape` aligned to the right of a rank-`rank` result; 0 where the value
+/// is broadcast (missing or extent 1).
+Shape broadcastStrides(const Shape& shape, const Shape& result) {
+  Shape strides(result.size(), 0);
+  int64_t stride = 1;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    const size_t d = shape.size() - 1 - k;
+    const size_t rd = result.size() - 1 - k;
+    strides[rd] = shape[d] == 1 && result[rd] != 1 ? 0 : stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+/// out = f(a, b) element-wise under numpy broadcasting.
+template <typename T, typename F>
+DenseValue<T> broadcastBinary(const Shape& shape, const DenseValue<T>& a, const DenseValue<T>& b,
+                              F f) {
+  DenseValue<T> out = zeros<T>(shape);
+  const Shape sa = broadcastStrides(a.shape, shape);
+  const Shape sb = broadcastStrides(b.shape, shape);
+  Shape index(shape.size(), 0);
+  int64_t ia = 0, ib = 0;
+  for (int64_t e = 0; e < out.size(); ++e) {
+    out.data[static_cast<size_t>(e)] =
+        f(a.data[static_cast<size_t>(ia)], b.data[static_cast<size_t>(ib)]);
+    for (size_t d = shape.size(); d-- > 0;) {  // odometer over the result's index
+      ++index[d];
+      ia += sa[d];
+      ib += sb[d];
+      if (index[d] < shape[d]) break;
+      ia -= sa[d] * index[d];
+      ib -= sb[d] * index[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+template <typename T, typename F>
+DenseValue<T> unary(const DenseValue<T>& x, F f) {
+  DenseValue<T> out{x.shape, x.data};
+  for (T& v : out.data) v = f(v);
+  return out;
+}
+
+/// y[..., o] = sum_i x[..., i] W[o, i] (+ b[o]).
+template <typename T>
+DenseValue<T> linear(const Shape& shape, const DenseValue<T>& x, const DenseValue<T>& w,
+                     const DenseValue<T>* b) {
+  DenseValue<T> out = zeros<T>(shape);
+  const int64_t in = w.shape[1], outF = w.shape[0];
+  const int64_t rows = product(x.shape, 0, x.shape.size() - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x.data.data() + r * in;
+    for (int64_t o = 0; o < outF; ++o) {
+      const T* wr = w.data.data() + o * in;
+      T acc = b ? b->data[static_cast<size_t>(o)] : T(0);
+      for (int64_t i = 0; i < in; ++i) acc += xr[i] * wr[i];
+      out.data[static_cast<size_t>(r * outF + o)] = acc;
+    }
+  }
+  return out;
+}
+
+/// Batched [.., m, k] x [.., k, n] (one batch for rank 2).
+template <typename T>
+DenseValue<T> matmul(const Shape& shape, const DenseValue<T>& a, const DenseValue<T>& b) {
+  DenseValue<T> out = zeros<T>(shape);
+  const size_t r = a.shape.size();
+  const int64_t m = a.shape[r - 2], k = a.shape[r - 1], n = b.shape[r - 1];
+  const int64_t batches = product(a.shape, 0, r - 2);
+  for (int64_t q = 0; q < batches; ++q) {
+    const T* ap = a.data.data() + q * m * k;
+    const T* bp = b.data.data() + q * k * n;
+    T* cp = out.data.data() + q * m * n;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t l = 0; l < k; ++l) {
+        const T av = ap[i * k + l];
+        for (int64_t j = 0; j < n; ++j) cp[i * n + j] += av * bp[l * n + j];
+      }
+    }
+  }
+  return out;
+}
+
+/// Calls f(base, stride, count) for every line of x along `axis`.
+template <typename F>
+void forEachLine(const Shape& shape, int64_t axis, F f) {
+  const int64_t inner = product(shape, static_cast<size_t>(axis) + 1);
+  const int64_t extent = shape[static_cast<size_t>(axis)];
+  const int64_t outer = product(shape, 0, static_cast<size_t>(axis));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) f(o * extent * inner + i, inner, extent);
+  }
+}
+
+template <typename T>
+DenseValue<T> softmax(const DenseValue<T>& x, int64_t axis) {
+  DenseValue<T> out{x.shape, x.data};
+  forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
+    T max = -std::numeric_limits<T>::infinity();
+    for (int64_t j = 0; j < n; ++j)
+      max = std::max(max, out.data[static_cast<size_t>(base + j * stride)]);
+    T sum = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      T& v = out.data[static_cast<size_t>(base + j * stride)];
+      v = std::exp(v - max);
+      sum += v;
+    }
+    for (int64_t j = 0; j < n; ++j) out.data[static_cast<size_t>(base + j * stride)] /= sum;
+  });
+  return out;
+}
+
+template <typename T>
+DenseValue<T> layerNorm(const DenseValue<T>& x, const DenseValue<T>* gamma,
+                        const DenseValue<T>* beta, int64_t axis) {
+  DenseValue<T> out{x.shape, x.data};
+  forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
+    T mean = 0;
+    for (int64_t j = 0; j < n; ++j) mean += out.data[static_cast<size_t>(base + j * stride)];
+    mean /= static_cast<T>(n);
+    T var = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const T d = out.data[static_cast<size_t>(base + j * stride)] - mean;
+      var += d * d;
+    }
+    var /= static_cast<T>(n);
+    const T scale = T(1) / std::sqrt(var + T(1e-5));
+    for (int64_t j = 0; j < n; ++j) {
+      T& v = out.data[static_cast<size_t>(base + j * stride)];
+      v = (v - mean) * scale;
+      if (gamma) v *= gamma->data[static_cast<size_t>(j)];
+      if (beta) v += beta->data[static_cast<size_t>(j)];
+    }
+  });
+  return out;
+}
+
+template <typename T>
+DenseValue<T> transpose(const Shape& shape, const DenseValue<T>& x, const Shape& perm) {
+  DenseValue<T> out = zeros<T>(shape);
+  Shape inStrides(x.shape.size(), 1);
+  for (size_t d = x.shape.size(); d-- > 1;) inStrides[d - 1] = inStrides[d] * x.shape[d];
+  Shape index(shape.size(), 0);
+  for (int64_t e = 0; e < out.size(); ++e) {
+    int64_t src = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      src += index[d] * inStrides[static_cast<size_t>(perm[d])];
+    out.data[static_cast<size_t>(e)] = x.data[static_cast<size_t>(src)];
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+/// Copies, along `axis`, `count` slices of x starting at `from` to out starting at `to`.
+template <typename T>
+void copySlices(const DenseValue<T>& x, int64_t from, DenseValue<T>& out, int64_t to, int64_t count,
+                int64_t axis) {
+  const int64_t inner = product(x.shape, static_cast<size_t>(axis) + 1);
+  const int64_t outer = product(x.shape, 0, static_cast<size_t>(axis));
+  const int64_t xe = x.shape[static_cast<size_t>(axis)], oe = out.shape[static_cast<size_t>(axis)];
+  for (int64_t o = 0; o < outer; ++o) {
+    std::copy_n(x.data.begin() + (o * xe + from) * inner, count * inner,
+                out.data.begin() + (o * oe + to) * inner);
+  }
+}
+
+template <typename T>
+DenseValue<T> reduce(const Shape& shape, const DenseValue<T>& x, int64_t axis, bool max) {
+  DenseValue<T> out = zeros<T>(shape);
+  int64_t e = 0;
+  forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
+    T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
+    for (int64_t j = 0; j < n; ++j) {
+      const T v = x.data[static_cast<size_t>(base + j * stride)];
+      acc = max ? (std::isnan(v) || v > acc ? v : acc) : acc + v;
+    }
+    // forEachLine visits lines in the result's row-major order.
+    out.data[static_cast<size_t>(e++)] = acc;
+  });
+  return out;
+}
+
+template <typename T>
+DenseValue<T> embedding(const Graph& graph, const Node& node, const Shape& shape,
+                        const DenseValue<T>& table, const DenseValue<T>& ids) {
+  DenseValue<T> out = zeros<T>(shape);
+  const int64_t v = table.shape[0], d = table.shape[1];
+  for (int64_t e = 0; e < ids.size(); ++e) {
+    const T id = ids.data[static_cast<size_t>(e)];
+    SF_USER_CHECK(id >= 0 && id < static_cast<T>(v) && id == std::floor(id))
+        << graph.describe(node.inputs[1]) << ": id " << static_cast<double>(id) << " at element "
+        << e << " is outside the table's " << v << " rows";
+    std::copy_n(table.data.begin() + static_cast<int64_t>(id) * d, d, out.data.begin() + e * d);
+  }
+  return out;
+}
+
+}  // namespace
+
+template <typename T>
+DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
+                         const std::vector<const DenseValue<T>*>& operands) {
+  namespace ew = support::elementwise;
+  const Shape& shape = node.type.shape;
+  const DenseValue<T>& x = *operands.at(0);
+  switch (node.op) {
+    case OpKind::kInput:
+    case OpKind::kParam: SF_FAIL(kInternal) << "evaluateOp on a source";
+    case OpKind::kLinear:
+      return linear(shape, x, *operands.at(1), operands.size() > 2 ? operands[2] : nullptr);
+    case OpKind::kMatmul:
+    case OpKind::kBatchMatmul: return matmul(shape, x, *operands.at(1));
+    case OpKind::kAdd:
+    case OpKind::kBiasAdd:
+      return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) { return a + b; });
+    case OpKind::kMul:
+      return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) { return a * b; });
+    case OpKind::kMinimum:  // NaN-propagating, like torch.minimum
+      return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) {
+        return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN()
+                                              : std::min(a, b);
+      });
+    case OpKind::kMaximum:
+      return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) {
+        return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN()
+                                              : std::max(a, b);
+      });
+    case OpKind::kRelu: return unary(x, [](T v) { return ew::Relu<T>(v); });
+    case OpKind::kGelu: return unary(x, [](T v) { return ew::Gelu<T>(v); });
+    case OpKind::kSilu: return unary(x, [](T v) { return ew::Silu<T>(v); });
+    case OpKind::kTanh: return unary(x, [](T v) { return std::tanh(v); });
+    case OpKind::kSoftmax: return softmax(x, intAttr(node, "axis"));
+    case OpKind::kLayerNorm:
+      return layerNorm(x, operands.size() > 1 ? operands[1] : nullptr,
+                       operands.size() > 2 ? operands[2] : nullptr, intAttr(node, "axis"));
+    case OpKind::kReshape: return DenseValue<T>{shape, x.data};
+    case OpKind::kTranspose: return transpose(shape, x, listAttr(node, "perm"));
+    case OpKind::kSlice: {
+      DenseValue<T> out = zeros<T>(shape);
+      const int64_t axis = intAttr(node, "axis"), start = intAttr(node, "start");
+      copySlices(x, start, out, 0, shape[static_cast<size_t>(axis)], axis);
+      return out;
+    }
+    case OpKind::kConcat: {
+      DenseValue<T> out = zeros<T>(shape);
+      const int64_t axis = intAttr(node, "axis");
+      int64_t at = 0;
+      for (const DenseValue<T>* part : operands) {
+        const int64_t n = part->shape[static_cast<size_t>(axis)];
+        copySlices(*part, 0, out, at, n, axis);
+        at += n;
+      }
+      return out;
+    }
+    case OpKind::kEmbedding: return embedding(graph, node, shape, x, *operands.at(1));
+    case OpKind::kReduceSum: return reduce(shape, x, intAttr(node, "axis"), false);
+    case OpKind::kReduceMax: return reduce(shape, x, intAttr(node, "axis"), true);
+  }
+  SF_FAIL(kInternal) << "unknown operator " << static_cast<int>(node.op);
+}
+
+template DenseValue<float> evaluateOp(const Graph&, const Node&,
+                                      const std::vector<const DenseValue<float>*>&);
+template DenseValue<double> evaluateOp(const Graph&, const Node&,
+                                       const std::vector<const DenseValue<double>*>&);
+
+}  // namespace sparseflow::graph
