@@ -1,0 +1,34 @@
+// The executor's plan (shared by specialize.cpp, which builds it, and executor.cpp, which runs
+// it).
+#pragma once
+
+#include <optional>
+
+#include "graph/exec/executor.h"
+#include "sparseflow/kernel.h"
+
+namespace sparseflow::graph {
+
+/// One step: a sparseflow kernel for a linear layer and what is fused into it, or one operator on
+/// dense float values.
+struct ExecStep {
+  bool isKernel = false;
+  ValueId result = -1;  ///< the value the step defines (the last node of a fused chain)
+  ValueId node = -1;    ///< the operator (dense steps)
+  // Kernel steps: Y[rows, out] = epilogue(X[rows, in] W[out, in]^T + b).
+  ValueId x = -1;
+  int64_t rows = 0, in = 0, out = 0;
+  Kernel kernel;
+  Tensor weight;
+  std::optional<Tensor> bias;
+};
+
+struct Executor::Impl {
+  Graph graph;
+  std::vector<ExecStep> steps;
+  std::vector<StepReport> reports;
+  std::map<ValueId, DenseValue<float>> paramValues;  ///< parameters read by dense steps
+  std::vector<std::vector<ValueId>> freeAfter;       ///< per step: values no later step reads
+};
+
+}  // namespace sparseflow::graph

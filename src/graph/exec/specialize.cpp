@@ -1,0 +1,261 @@
+// Specialization: each linear layer (or matmul by a weight) with the bias and activation after it
+// becomes one sparseflow kernel whose weight format is chosen by measurement (or by rule); every
+// other operator runs on dense values.
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <sstream>
+
+#include "graph/exec/executor_impl.h"
+#include "sparseflow/build.h"
+#include "sparseflow/convert.h"
+#include "support/check.h"
+
+namespace sparseflow::graph {
+namespace {
+
+const char* fusableActivation(OpKind op) {
+  switch (op) {
+    case OpKind::kRelu: return "relu";
+    case OpKind::kGelu: return "gelu";
+    case OpKind::kSilu: return "silu";
+    default: return nullptr;
+  }
+}
+
+/// The uses of every value (operator nodes reading it).
+std::vector<std::vector<ValueId>> usesOf(const Graph& g) {
+  std::vector<std::vector<ValueId>> uses(static_cast<size_t>(g.size()));
+  for (ValueId v = 0; v < g.size(); ++v) {
+    for (ValueId in : g.node(v).inputs) uses[static_cast<size_t>(in)].push_back(v);
+  }
+  return uses;
+}
+
+bool isParam(const Graph& g, ValueId v) {
+  return g.node(v).op == OpKind::kParam;
+}
+
+/// A linear layer found in the graph: x, the weight as [out, in], the nodes fused after it.
+struct LinearChain {
+  ValueId x = -1;
+  Tensor weight;  ///< [out, in]
+  std::string weightName;
+  std::optional<ValueId> bias;
+  const char* activation = nullptr;
+  std::vector<ValueId> nodes;  ///< the linear node first, then what is fused
+};
+
+std::optional<LinearChain> findChain(const Model& m, ValueId v,
+                                     const std::vector<std::vector<ValueId>>& uses) {
+  const Graph& g = m.graph;
+  const Node& node = g.node(v);
+  LinearChain c;
+  if (node.op == OpKind::kLinear && isParam(g, node.inputs[1]) &&
+      (node.inputs.size() < 3 || isParam(g, node.inputs[2]))) {
+    c.weightName = g.node(node.inputs[1]).name;
+    c.weight = m.params.at(c.weightName);
+    if (node.inputs.size() > 2) c.bias = node.inputs[2];
+  } else if (node.op == OpKind::kMatmul && isParam(g, node.inputs[1])) {
+    c.weightName = g.node(node.inputs[1]).name;
+    const Tensor& w = m.params.at(c.weightName);  // [in, out]
+    c.weight = transpose(w, Format::parse("csr", 2));
+  } else {
+    return std::nullopt;
+  }
+  if (node.type.dtype != DType::kF32) return std::nullopt;
+  c.x = node.inputs[0];
+  c.nodes.push_back(v);
+  auto single = [&](ValueId at) -> std::optional<ValueId> {
+    if (g.isOutput(at) || uses[static_cast<size_t>(at)].size() != 1) return std::nullopt;
+    return uses[static_cast<size_t>(at)][0];
+  };
+  ValueId at = v;
+  if (auto u = single(at); u && !c.bias) {
+    const Node& b = g.node(*u);
+    if (b.op == OpKind::kBiasAdd && b.inputs[0] == at && isParam(g, b.inputs[1])) {
+      c.bias = b.inputs[1];
+      c.nodes.push_back(*u);
+      at = *u;
+    }
+  }
+  if (auto u = single(at)) {
+    if (const char* act = fusableActivation(g.node(*u).op)) {
+      c.activation = act;
+      c.nodes.push_back(*u);
+    }
+  }
+  return c;
+}
+
+std::string kernelText(const LinearChain& c) {
+  std::string e = "sum(k, X(n,k) * W(o,k))";
+  if (c.bias) e += " + b(o)";
+  if (c.activation) e = std::string(c.activation) + "(" + e + ")";
+  return "Y(n,o) = " + e;
+}
+
+double densityOf(const Tensor& w) {
+  const Coo coo = toCoo(w);
+  int64_t nonzero = 0;
+  for (double v : coo.values) nonzero += v != 0;
+  const int64_t n = numElements(w.shape());
+  return n == 0 ? 0 : static_cast<double>(nonzero) / static_cast<double>(n);
+}
+
+/// Median milliseconds per call of `step` on random X.
+double timeStep(const ExecStep& step, int reps) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(static_cast<size_t>(step.rows * step.in)),
+      y(static_cast<size_t>(step.rows * step.out));
+  for (float& e : x) e = u(rng);
+  const Format dense = Format::parse("dense", 2);
+  const Tensor X({step.rows, step.in}, DType::kF32, dense, {{}, {}},
+                 Buffer::view(DType::kF32, x.data(), step.rows * step.in));
+  Tensor Y({step.rows, step.out}, DType::kF32, dense, {{}, {}},
+           Buffer::view(DType::kF32, y.data(), step.rows * step.out));
+  std::map<std::string, const Tensor*> args = {{"X", &X}, {"W", &step.weight}};
+  if (step.bias) args["b"] = &*step.bias;
+  step.kernel.run(args, Y);  // warm: packing, caches
+  std::vector<double> ms;
+  for (int r = 0; r < std::max(1, reps); ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    step.kernel.run(args, Y);
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(ms.begin(), ms.begin() + static_cast<ptrdiff_t>(ms.size() / 2), ms.end());
+  return ms[ms.size() / 2];
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(digits);
+  os << v;
+  return os.str();
+}
+
+/// The kernel step of a chain with the weight in `format`.
+ExecStep kernelStep(const Model& m, const LinearChain& c, const std::string& format) {
+  const Graph& g = m.graph;
+  ExecStep step;
+  step.isKernel = true;
+  step.result = c.nodes.back();
+  step.x = c.x;
+  step.out = c.weight.shape()[0];
+  step.in = c.weight.shape()[1];
+  const int64_t elements = numElements(g.node(c.x).type.shape);
+  step.rows = step.in == 0 ? 0 : elements / step.in;
+  step.weight = convert(c.weight, Format::parse(format, 2));
+  if (c.bias) {
+    step.bias = convert(m.params.at(g.node(*c.bias).name), Format::parse("dense", 1));
+  }
+  KernelOptions options;
+  options.formats = {{"W", format}};
+  step.kernel = Kernel::compile(kernelText(c), options);
+  return step;
+}
+
+}  // namespace
+
+Executor Executor::build(const Model& model, const SpecializeOptions& options) {
+  checkModel(model);
+  auto impl = std::make_shared<Impl>();
+  impl->graph = model.graph;
+  const Graph& g = impl->graph;
+  for (const Node& node : g.nodes()) {
+    SF_USER_CHECK(node.type.dtype == DType::kF32 || node.op == OpKind::kInput)
+        << "the executor runs f32 models; " << node.name << " (" << opName(node.op) << ") is "
+        << dtypeName(node.type.dtype);
+  }
+  const auto uses = usesOf(g);
+  std::vector<bool> done(static_cast<size_t>(g.size()), false);
+  for (ValueId v = 0; v < g.size(); ++v) {
+    const Node& node = g.node(v);
+    if (isSource(node.op) || done[static_cast<size_t>(v)]) continue;
+    StepReport report;
+    if (auto chain = findChain(model, v, uses)) {
+      std::ostringstream what;
+      for (ValueId n : chain->nodes) {
+        what << (n == chain->nodes.front() ? "" : " + ") << opName(g.node(n).op) << " %" << n;
+        done[static_cast<size_t>(n)] = true;
+      }
+      report.what = what.str();
+      report.weight = chain->weightName;
+      report.density = densityOf(chain->weight);
+      const Tesa facts = measuredFacts(chain->weight);
+      const bool exact24 = facts.nm && facts.nm->m == 4 && facts.nm->n <= 2 && facts.nm->axis == 1;
+      std::vector<std::string> candidates = {"dense", "csr"};
+      if (exact24) candidates.insert(candidates.begin(), "2:4");
+      std::string format;
+      ExecStep step;
+      if (auto it = options.formats.find(chain->weightName); it != options.formats.end()) {
+        format = it->second;
+        step = kernelStep(model, *chain, format);
+        report.why = "format given";
+      } else if (options.measure) {
+        double best = 0;
+        std::ostringstream why;
+        why << "measured per call:";
+        for (const std::string& f : candidates) {
+          ExecStep s = kernelStep(model, *chain, f);
+          const double ms = timeStep(s, options.measureReps);
+          report.candidateMs[f] = ms;
+          why << " " << f << " " << fixed(ms, 3) << " ms";
+          if (format.empty() || ms < best) {
+            best = ms;
+            format = f;
+            step = std::move(s);
+          }
+        }
+        report.why = why.str();
+      } else {
+        format = exact24 ? "2:4" : report.density < options.sparseThreshold ? "csr" : "dense";
+        step = kernelStep(model, *chain, format);
+        report.why = exact24 ? "rule: exactly 2:4"
+                             : "rule: density " + fixed(report.density, 3) +
+                                   (format == "csr" ? " below " : " at least ") +
+                                   fixed(options.sparseThreshold, 2);
+      }
+      report.format = format;
+      report.provider = step.kernel.provider();
+      impl->steps.push_back(std::move(step));
+    } else {
+      ExecStep step;
+      step.node = v;
+      step.result = v;
+      for (ValueId in : node.inputs) {
+        if (isParam(g, in) && !impl->paramValues.count(in)) {
+          impl->paramValues[in] = denseValue<float>(model.params.at(g.node(in).name));
+        }
+      }
+      report.what = std::string(opName(node.op)) + " %" + std::to_string(v);
+      impl->steps.push_back(std::move(step));
+    }
+    impl->reports.push_back(std::move(report));
+  }
+  // Free every computed value after the last step that reads it (outputs never).
+  std::vector<int64_t> last(static_cast<size_t>(g.size()), -1);
+  for (size_t s = 0; s < impl->steps.size(); ++s) {
+    const ExecStep& step = impl->steps[s];
+    if (step.isKernel) {
+      last[static_cast<size_t>(step.x)] = static_cast<int64_t>(s);
+    } else {
+      for (ValueId in : g.node(step.node).inputs)
+        last[static_cast<size_t>(in)] = static_cast<int64_t>(s);
+    }
+  }
+  impl->freeAfter.resize(impl->steps.size());
+  for (ValueId v = 0; v < g.size(); ++v) {
+    if (last[static_cast<size_t>(v)] >= 0 && !g.isOutput(v) && !isParam(g, v)) {
+      impl->freeAfter[static_cast<size_t>(last[static_cast<size_t>(v)])].push_back(v);
+    }
+  }
+  Executor e;
+  e.impl_ = std::move(impl);
+  return e;
+}
+
+}  // namespace sparseflow::graph

@@ -1,0 +1,207 @@
+// The graph executor: specialized models (each linear layer one sparseflow kernel with its bias and
+// activation fused, the weight in dense, csr or 2:4) against the float64 reference evaluator on
+// random models, and the Graph Challenge sparse DNN's expected categories.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "common/random_coo.h"
+#include "graph/exec/executor.h"
+#include "graph/model/compact.h"
+#include "graph/model/evaluate.h"
+#include "graph/parser.h"
+#include "sparseflow/build.h"
+#include "sparseflow/error.h"
+#include "sparseflow/io.h"
+
+namespace sparseflow::graph {
+namespace {
+
+using sparseflow::testing::freshSeed;
+
+std::vector<double> randomValues(int64_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = static_cast<float>(u(rng));
+  return v;
+}
+
+Tensor f32Tensor(const std::vector<int64_t>& shape, const std::vector<double>& values,
+                 const char* format = "dense") {
+  return fromDense(shape, values.data(), Format::parse(format, static_cast<int32_t>(shape.size())),
+                   DType::kF32);
+}
+
+SpecializeOptions byRule() {
+  SpecializeOptions options;
+  options.measure = false;
+  return options;
+}
+
+/// Keeps the 2 largest of every 4 along rows (an exact 2:4 weight).
+void pruneTo24(std::vector<double>& w) {
+  for (size_t g = 0; g + 4 <= w.size(); g += 4) {
+    std::vector<size_t> idx = {g, g + 1, g + 2, g + 3};
+    std::sort(idx.begin(), idx.end(),
+              [&](size_t a, size_t b) { return std::abs(w[a]) > std::abs(w[b]); });
+    w[idx[2]] = w[idx[3]] = 0;
+  }
+}
+
+// A small transformer-like block: three linear layers (2:4, 90% sparse, dense weights), relu /
+// gelu / silu fused, a residual add, layer norm and a softmax on dense values. Every choice of
+// format (by rule and by measurement) matches float64 within the f32 bound.
+TEST(GraphExecutor, SpecializedModelMatchesFloat64) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  Model m;
+  m.graph = parseGraph(R"(%0 = input "x" : f32[3, 7, 64]
+%1 = param "fc1.weight" : f32[128, 64]
+%2 = param "fc1.bias" : f32[128]
+%3 = linear(%0, %1, %2)
+%4 = gelu(%3)
+%5 = param "fc2.weight" : f32[64, 128]
+%6 = linear(%4, %5)
+%7 = param "fc2.bias" : f32[64]
+%8 = bias_add(%6, %7)
+%9 = relu(%8)
+%10 = add(%9, %0)
+%11 = layer_norm(%10)
+%12 = param "head.weight" : f32[16, 64]
+%13 = linear(%11, %12)
+%14 = silu(%13)
+%15 = softmax(%14, axis=2)
+output %15, %10
+)");
+  std::vector<double> w1 = randomValues(128 * 64, rng);
+  pruneTo24(w1);
+  std::vector<double> w2 = randomValues(64 * 128, rng);
+  std::bernoulli_distribution keep(0.1);
+  for (double& v : w2) v = keep(rng) ? v : 0;
+  m.params["fc1.weight"] = f32Tensor({128, 64}, w1);
+  m.params["fc1.bias"] = f32Tensor({128}, randomValues(128, rng));
+  m.params["fc2.weight"] = f32Tensor({64, 128}, w2);
+  m.params["fc2.bias"] = f32Tensor({64}, randomValues(64, rng));
+  m.params["head.weight"] = f32Tensor({16, 64}, randomValues(64 * 16, rng));
+  std::vector<double> x = randomValues(21 * 64, rng);
+  const std::map<std::string, DenseValue<double>> in64 = {{"x", {{3, 7, 64}, x}}};
+  const std::map<std::string, DenseValue<float>> in32 = {
+      {"x", {{3, 7, 64}, std::vector<float>(x.begin(), x.end())}}};
+  const auto expect = evaluateModel(m, in64);
+  for (bool measure : {false, true}) {
+    SCOPED_TRACE(measure ? "measured" : "by rule");
+    SpecializeOptions options;
+    options.measure = measure;
+    options.measureReps = 2;
+    const Executor e = Executor::build(m, options);
+    const auto& steps = e.steps();
+    ASSERT_EQ(steps.size(), 6u) << e.describe();  // 3 kernels, add, layer_norm, softmax
+    EXPECT_EQ(steps[0].what, "linear %3 + gelu %4");
+    EXPECT_EQ(steps[1].what, "linear %6 + bias_add %8 + relu %9");
+    EXPECT_EQ(steps[2].what, "add %10");
+    EXPECT_EQ(steps[4].what, "linear %13 + silu %14");
+    if (!measure) {
+      EXPECT_EQ(steps[0].format, "2:4") << e.describe();
+      EXPECT_EQ(steps[0].provider, "nm_linear");
+      EXPECT_EQ(steps[1].format, "csr");
+      EXPECT_EQ(steps[4].format, "dense");
+    } else {
+      EXPECT_EQ(steps[0].candidateMs.size(), 3u) << e.describe();
+      EXPECT_EQ(steps[1].candidateMs.size(), 2u);
+    }
+    const auto got = e.run(in32);
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t o = 0; o < got.size(); ++o) {
+      ASSERT_EQ(got[o].shape, expect[o].shape);
+      for (size_t i = 0; i < got[o].data.size(); ++i) {
+        ASSERT_NEAR(got[o].data[i], expect[o].data[i],
+                    2e-4 * std::max(1.0, std::abs(expect[o].data[i])))
+            << "output " << o << " element " << i << "\n"
+            << e.describe();
+      }
+    }
+  }
+}
+
+TEST(GraphExecutor, BadInputsNameTheInput) {
+  Model m;
+  m.graph = parseGraph(
+      "%0 = input \"x\" : f32[2, 4]\n%1 = param \"w\" : f32[3, 4]\n"
+      "%2 = linear(%0, %1)\noutput %2\n");
+  m.params["w"] = f32Tensor({3, 4}, std::vector<double>(12, 0.5));
+  const Executor e = Executor::build(m, byRule());
+  EXPECT_THROW(e.run({}), Error);
+  try {
+    e.run({{"x", {{4, 2}, std::vector<float>(8, 1)}}});
+    FAIL();
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("input \"x\" must be f32[2, 4]"), std::string::npos)
+        << err.what();
+  }
+  const auto y = e.run({{"x", {{2, 4}, std::vector<float>(8, 1)}}});
+  EXPECT_EQ(y[0].data, std::vector<float>(6, 2.0f));
+}
+
+std::string dnnFile(const std::string& name) {
+  return std::string(SPARSEFLOW_DATA_DIR) + "/suitesparse/LAGraph/data/dnn_data/" + name;
+}
+
+// The Graph Challenge sparse DNN (LAGraph's test subset): 30 RadiX-Net layers of 1024 neurons,
+// Y = min(relu(Y W + b), 32) with b = -0.3, on 1200 MNIST-derived images; the rows still nonzero
+// after the last layer are the expected categories (LAGraph: they converge within 27 layers).
+TEST(GraphExecutor, GraphChallengeSparseDnnCategories) {
+  const int layers = 30;
+  std::string text = "%0 = input \"Y0\" : f32[1200, 1024]\n%1 = param \"ymax\" : f32[1]\n";
+  Model m;
+  ValueId next = 2, y = 0;
+  for (int k = 1; k <= layers; ++k) {
+    const std::string w = "W" + std::to_string(k), b = "b" + std::to_string(k);
+    const ValueId wv = next++, bv = next++, mm = next++, ba = next++, r = next++, c = next++;
+    text += "%" + std::to_string(wv) + " = param \"" + w + "\" : f32[1024, 1024]\n";
+    text += "%" + std::to_string(bv) + " = param \"" + b + "\" : f32[1024]\n";
+    text += "%" + std::to_string(mm) + " = matmul(%" + std::to_string(y) + ", %" +
+            std::to_string(wv) + ")\n";
+    text += "%" + std::to_string(ba) + " = bias_add(%" + std::to_string(mm) + ", %" +
+            std::to_string(bv) + ")\n";
+    text += "%" + std::to_string(r) + " = relu(%" + std::to_string(ba) + ")\n";
+    text += "%" + std::to_string(c) + " = minimum(%" + std::to_string(r) + ", %1)\n";
+    y = c;
+    ReadOptions f32;
+    f32.dtype = DType::kF32;
+    m.params[w] = read(dnnFile("n1024-l" + std::to_string(k) + ".mtx"), f32);
+    m.params[b] = f32Tensor({1024}, std::vector<double>(1024, -0.3));
+  }
+  text += "output %" + std::to_string(y) + "\n";
+  m.graph = parseGraph(text);
+  m.params["ymax"] = f32Tensor({1}, {32});
+  ASSERT_EQ(m.params["W6"].numStored(), 32768) << "the symmetric layer 6 must be expanded";
+
+  const Executor e = Executor::build(m, byRule());
+  ASSERT_EQ(e.steps().size(), 2u * layers) << e.describe();
+  EXPECT_EQ(e.steps()[0].format, "csr");
+  EXPECT_EQ(e.steps()[0].what, "matmul %4 + bias_add %5 + relu %6");
+  const Tensor images = read(dnnFile("sparse-images-1024_subset.mtx"));
+  const std::vector<double> dense = toDense(images);
+  const auto out = e.run({{"Y0", {{1200, 1024}, std::vector<float>(dense.begin(), dense.end())}}});
+  std::set<int64_t> categories;
+  for (int64_t r = 0; r < 1200; ++r) {
+    for (int64_t j = 0; j < 1024; ++j) {
+      if (out[0].data[static_cast<size_t>(r * 1024 + j)] != 0) {
+        categories.insert(r);
+        break;
+      }
+    }
+  }
+  const Coo expected = toCoo(read(dnnFile("neuron1024-l120-categories_subset.mtx")));
+  std::set<int64_t> expect;
+  for (int64_t q = 0; q < expected.numEntries(); ++q)
+    expect.insert(expected.coords[static_cast<size_t>(2 * q)]);
+  EXPECT_EQ(expect.size(), 19u);
+  EXPECT_EQ(categories, expect);
+}
+
+}  // namespace
+}  // namespace sparseflow::graph
