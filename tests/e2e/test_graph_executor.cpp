@@ -9,6 +9,7 @@
 
 #include "common/random_coo.h"
 #include "graph/exec/executor.h"
+#include "graph/import/graph_challenge.h"
 #include "graph/model/compact.h"
 #include "graph/model/evaluate.h"
 #include "graph/parser.h"
@@ -145,8 +146,10 @@ TEST(GraphExecutor, BadInputsNameTheInput) {
   EXPECT_EQ(y[0].data, std::vector<float>(6, 2.0f));
 }
 
+const std::string kDnnDir = std::string(SPARSEFLOW_DATA_DIR) + "/suitesparse/LAGraph/data/dnn_data";
+
 std::string dnnFile(const std::string& name) {
-  return std::string(SPARSEFLOW_DATA_DIR) + "/suitesparse/LAGraph/data/dnn_data/" + name;
+  return kDnnDir + "/" + name;
 }
 
 // The Graph Challenge sparse DNN (LAGraph's test subset): 30 RadiX-Net layers of 1024 neurons,
@@ -154,30 +157,19 @@ std::string dnnFile(const std::string& name) {
 // after the last layer are the expected categories (LAGraph: they converge within 27 layers).
 TEST(GraphExecutor, GraphChallengeSparseDnnCategories) {
   const int layers = 30;
-  std::string text = "%0 = input \"Y0\" : f32[1200, 1024]\n%1 = param \"ymax\" : f32[1]\n";
-  Model m;
-  ValueId next = 2, y = 0;
-  for (int k = 1; k <= layers; ++k) {
-    const std::string w = "W" + std::to_string(k), b = "b" + std::to_string(k);
-    const ValueId wv = next++, bv = next++, mm = next++, ba = next++, r = next++, c = next++;
-    text += "%" + std::to_string(wv) + " = param \"" + w + "\" : f32[1024, 1024]\n";
-    text += "%" + std::to_string(bv) + " = param \"" + b + "\" : f32[1024]\n";
-    text += "%" + std::to_string(mm) + " = matmul(%" + std::to_string(y) + ", %" +
-            std::to_string(wv) + ")\n";
-    text += "%" + std::to_string(ba) + " = bias_add(%" + std::to_string(mm) + ", %" +
-            std::to_string(bv) + ")\n";
-    text += "%" + std::to_string(r) + " = relu(%" + std::to_string(ba) + ")\n";
-    text += "%" + std::to_string(c) + " = minimum(%" + std::to_string(r) + ", %1)\n";
-    y = c;
-    ReadOptions f32;
-    f32.dtype = DType::kF32;
-    m.params[w] = read(dnnFile("n1024-l" + std::to_string(k) + ".mtx"), f32);
-    m.params[b] = f32Tensor({1024}, std::vector<double>(1024, -0.3));
+  GraphChallengeOptions options;
+  options.layers = layers;
+  options.rows = 1200;
+  const Model m = graphChallengeModel(kDnnDir, options);
+  ASSERT_EQ(m.params.at("W6").numStored(), 32768) << "the symmetric layer 6 must be expanded";
+  try {
+    options.layers = 31;
+    graphChallengeModel(kDnnDir, options);
+    FAIL() << "a missing layer file was not noticed";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("n1024-l31.mtx is missing"), std::string::npos)
+        << err.what();
   }
-  text += "output %" + std::to_string(y) + "\n";
-  m.graph = parseGraph(text);
-  m.params["ymax"] = f32Tensor({1}, {32});
-  ASSERT_EQ(m.params["W6"].numStored(), 32768) << "the symmetric layer 6 must be expanded";
 
   const Executor e = Executor::build(m, byRule());
   ASSERT_EQ(e.steps().size(), 2u * layers) << e.describe();
