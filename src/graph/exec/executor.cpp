@@ -1,4 +1,5 @@
 // Running a specialized model: values in definition order, each dropped after its last use.
+#include <algorithm>
 #include <sstream>
 
 #include "graph/exec/executor_impl.h"
@@ -7,6 +8,65 @@
 #include "support/check.h"
 
 namespace sparseflow::graph {
+namespace {
+
+/// Runs the kernel of `step` on rows x[rows, in] into y (resized to rows x out).
+void runKernel(const ExecStep& step, const float* x, int64_t rows, float* y) {
+  const Format dense = Format::parse("dense", 2);
+  const Tensor X({rows, step.in}, DType::kF32, dense, {{}, {}},
+                 Buffer::view(DType::kF32, const_cast<float*>(x), rows * step.in));
+  Tensor Y({rows, step.out}, DType::kF32, dense, {{}, {}},
+           Buffer::view(DType::kF32, y, rows * step.out));
+  std::map<std::string, const Tensor*> args = {{"X", &X}, {"W", &step.weight}};
+  if (step.bias) args["b"] = &*step.bias;
+  step.kernel.run(args, Y);
+}
+
+/// Rows of x [rows, in] holding a nonzero (NaN counts).
+std::vector<int64_t> nonzeroRows(const float* x, int64_t rows, int64_t in) {
+  std::vector<int64_t> out;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * in;
+    if (std::any_of(row, row + in, [](float v) { return v != 0; })) out.push_back(r);
+  }
+  return out;
+}
+
+/// A kernel step. Activations are often sparse by rows (after a relu, whole images or tokens go
+/// to zero: the Graph Challenge's deeper layers): when at least a quarter of the rows of X are
+/// zero, the kernel runs on the nonzero rows only and every zero row gets the kernel's value of a
+/// zero row (its epilogue of the bias), computed once.
+void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
+                   const std::vector<int64_t>& shape, DenseValue<float>& result) {
+  result.shape = shape;
+  result.data.assign(static_cast<size_t>(step.rows * step.out), 0.0f);
+  const std::vector<int64_t> live = nonzeroRows(x.data.data(), step.rows, step.in);
+  if (4 * static_cast<int64_t>(live.size()) > 3 * step.rows) {
+    runKernel(step, x.data.data(), step.rows, result.data.data());
+    return;
+  }
+  const std::vector<float> zeroRow(static_cast<size_t>(step.in), 0.0f);
+  std::vector<float> zeroOut(static_cast<size_t>(step.out));
+  runKernel(step, zeroRow.data(), 1, zeroOut.data());
+  std::vector<float> gathered(live.size() * static_cast<size_t>(step.in));
+  for (size_t r = 0; r < live.size(); ++r) {
+    std::copy_n(x.data.begin() + live[r] * step.in, step.in,
+                gathered.begin() + static_cast<int64_t>(r) * step.in);
+  }
+  std::vector<float> computed(live.size() * static_cast<size_t>(step.out));
+  if (!live.empty())
+    runKernel(step, gathered.data(), static_cast<int64_t>(live.size()), computed.data());
+  size_t next = 0;
+  for (int64_t r = 0; r < step.rows; ++r) {
+    const bool isLive = next < live.size() && live[next] == r;
+    const float* from =
+        isLive ? computed.data() + next * static_cast<size_t>(step.out) : zeroOut.data();
+    std::copy_n(from, step.out, result.data.begin() + r * step.out);
+    next += isLive;
+  }
+}
+
+}  // namespace
 
 std::vector<DenseValue<float>> Executor::run(
     const std::map<std::string, DenseValue<float>>& inputs) const {
@@ -22,21 +82,11 @@ std::vector<DenseValue<float>> Executor::run(
     auto it = p.paramValues.find(v);
     return it != p.paramValues.end() ? it->second : values[static_cast<size_t>(v)];
   };
-  const Format dense = Format::parse("dense", 2);
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const ExecStep& step = p.steps[s];
     DenseValue<float>& result = values[static_cast<size_t>(step.result)];
     if (step.isKernel) {
-      const DenseValue<float>& x = value(step.x);
-      result.shape = g.node(step.result).type.shape;
-      result.data.assign(static_cast<size_t>(step.rows * step.out), 0.0f);
-      const Tensor X({step.rows, step.in}, DType::kF32, dense, {{}, {}},
-                     Buffer::view(DType::kF32, const_cast<float*>(x.data.data()), x.size()));
-      Tensor Y({step.rows, step.out}, DType::kF32, dense, {{}, {}},
-               Buffer::view(DType::kF32, result.data.data(), step.rows * step.out));
-      std::map<std::string, const Tensor*> args = {{"X", &X}, {"W", &step.weight}};
-      if (step.bias) args["b"] = &*step.bias;
-      step.kernel.run(args, Y);
+      runKernelStep(step, value(step.x), g.node(step.result).type.shape, result);
     } else {
       const Node& node = g.node(step.node);
       std::vector<const DenseValue<float>*> operands;
