@@ -61,8 +61,9 @@ inline bool isSource(OpKind op) {
   return op == OpKind::kInput || op == OpKind::kParam;
 }
 
-/// An attribute value: one integer (axis=1) or a list (perm=[1, 0]).
-using AttrValue = std::variant<int64_t, std::vector<int64_t>>;
+/// An attribute value: one integer (axis=1), a list (perm=[1, 0]) or a real number (eps=1e-12;
+/// printed with a "." or an exponent, which tells it from an integer).
+using AttrValue = std::variant<int64_t, std::vector<int64_t>, double>;
 /// An operator's attributes by name, printed in name order.
 using OpAttrs = std::map<std::string, AttrValue>;
 

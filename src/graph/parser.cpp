@@ -207,6 +207,8 @@ class GraphReader {
             SF_FAIL(kParseError) << c.where(attrCol) << "attribute '" << key << "' given twice";
           if (c.peek() == '[') {
             attrs[key] = intList(c, "an attribute list");
+          } else if (c.nextNumberIsReal()) {
+            attrs[key] = c.number("an attribute value");
           } else {
             attrs[key] = c.integer("an attribute value");
           }

@@ -81,6 +81,16 @@ int64_t LineCursor::integer(const char* what) {
   return scalar<int64_t>(what, "");
 }
 
+bool LineCursor::nextNumberIsReal() {
+  skipSpaces();
+  for (size_t p = pos_; p < line_.size(); ++p) {
+    const char ch = line_[p];
+    if (ch == '.' || ch == 'e' || ch == 'E') return true;
+    if (!(ch == '-' || ch == '+' || (ch >= '0' && ch <= '9'))) return false;
+  }
+  return false;
+}
+
 double LineCursor::number(const char* what) {
   const size_t col = column();
   const double v = scalar<double>(what, " (a finite number)");

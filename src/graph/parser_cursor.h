@@ -31,6 +31,8 @@ class LineCursor {
   int64_t integer(const char* what);
   /// A finite decimal floating-point number.
   double number(const char* what);
+  /// True when the number that comes next is written as a real (it holds ".", "e" or "E").
+  bool nextNumberIsReal();
   /// "text" with \xNN escapes.
   std::string quoted(const char* what);
 

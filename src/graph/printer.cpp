@@ -117,6 +117,10 @@ std::string printNode(const Graph& graph, ValueId value) {
       first = false;
       if (const auto* i = std::get_if<int64_t>(&attr)) {
         s += std::to_string(*i);
+      } else if (const auto* d = std::get_if<double>(&attr)) {
+        std::string text = printDouble(*d);
+        if (text.find_first_of(".e") == std::string::npos) text += ".0";  // not an integer
+        s += text;
       } else {
         s += joinInts(std::get<std::vector<int64_t>>(attr));
       }

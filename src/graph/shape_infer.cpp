@@ -2,6 +2,7 @@
 #include "graph/shape_infer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "support/check.h"
@@ -60,6 +61,7 @@ class OpChecker {
   }
 
   int64_t intAttr(const char* key) const { return attr<int64_t>(key, "an integer"); }
+  bool hasAttr(const char* key) const { return attrs_.count(key) != 0; }
   Shape listAttr(const char* key) const { return attr<Shape>(key, "a list"); }
   /// The attribute `key`, which must be present and a T.
   template <typename T>
@@ -163,8 +165,13 @@ TensorType biasAddType(const OpChecker& c) {
 TensorType layerNormType(const OpChecker& c, size_t n) {
   c.arity(1, 3);
   SF_USER_CHECK(n != 2) << c.where() << ": takes x, or x with gamma and beta";
-  c.allowedAttrs({"axis"});
+  c.allowedAttrs({"axis", "eps"});
   const int64_t axis = c.axis(c.rank(0));
+  if (c.hasAttr("eps")) {
+    const double eps = c.attr<double>("eps", "a real number (1e-5, 1.0)");
+    SF_USER_CHECK(std::isfinite(eps) && eps > 0)
+        << c.where() << ": eps must be positive and finite, got " << eps;
+  }
   for (size_t i = 1; i < n; ++i) {
     SF_USER_CHECK(axis == c.rank(0) - 1)
         << c.where() << ": gamma and beta need the last axis, got axis " << axis;

@@ -149,7 +149,7 @@ DenseValue<T> softmax(const DenseValue<T>& x, int64_t axis) {
 
 template <typename T>
 DenseValue<T> layerNorm(const DenseValue<T>& x, const DenseValue<T>* gamma,
-                        const DenseValue<T>* beta, int64_t axis) {
+                        const DenseValue<T>* beta, int64_t axis, double eps) {
   DenseValue<T> out{x.shape, x.data};
   forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
     T mean = 0;
@@ -161,7 +161,7 @@ DenseValue<T> layerNorm(const DenseValue<T>& x, const DenseValue<T>* gamma,
       var += d * d;
     }
     var /= static_cast<T>(n);
-    const T scale = T(1) / std::sqrt(var + T(1e-5));
+    const T scale = T(1) / std::sqrt(var + static_cast<T>(eps));
     for (int64_t j = 0; j < n; ++j) {
       T& v = out.data[static_cast<size_t>(base + j * stride)];
       v = (v - mean) * scale;
@@ -272,7 +272,8 @@ DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
     case OpKind::kSoftmax: return softmax(x, intAttr(node, "axis"));
     case OpKind::kLayerNorm:
       return layerNorm(x, operands.size() > 1 ? operands[1] : nullptr,
-                       operands.size() > 2 ? operands[2] : nullptr, intAttr(node, "axis"));
+                       operands.size() > 2 ? operands[2] : nullptr, intAttr(node, "axis"),
+                       node.attrs.count("eps") ? std::get<double>(node.attrs.at("eps")) : 1e-5);
     case OpKind::kReshape: return DenseValue<T>{shape, x.data};
     case OpKind::kTranspose: return transpose(shape, x, listAttr(node, "perm"));
     case OpKind::kSlice: {

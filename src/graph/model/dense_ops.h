@@ -10,7 +10,7 @@
 namespace sparseflow::graph {
 
 /// The value of `node` (not a source) from its operands' values, which have the operands' types
-/// (the caller checks them). layer_norm uses epsilon 1e-5 (torch's default); gelu is the erf
+/// (the caller checks them). layer_norm's epsilon is its `eps` (default 1e-5, torch's); gelu is the erf
 /// form; embedding ids outside the table throw kInvalidArgument naming the value and the id.
 template <typename T>
 DenseValue<T> evaluateOp(const Graph& graph, const Node& node,

@@ -116,7 +116,8 @@ TEST(GraphModel, ReferenceOperators) {
 %11 = layer_norm(%0)
 %12 = reshape(%0, shape=[3, 2])
 %13 = matmul(%0, %12)
-output %3, %4, %7, %8, %10, %11, %13
+%14 = layer_norm(%0, eps=0.5)
+output %3, %4, %7, %8, %10, %11, %13, %14
 )");
   m.params["w"] = denseTensor({2, 3}, {1, 0, -1, 2, 1, 0});
   m.params["b"] = denseTensor({2}, {0.5, -1});
@@ -135,6 +136,7 @@ output %3, %4, %7, %8, %10, %11, %13
   EXPECT_NEAR(out[5].data[4], 0, 1e-15);
   // [[1,2,3],[4,5,6]] x [[1,2],[3,4],[5,6]]
   EXPECT_EQ(out[6].data, (std::vector<double>{22, 28, 49, 64}));
+  EXPECT_NEAR(out[7].data[0], -1 / std::sqrt(2.0 / 3 + 0.5), 1e-15);
 }
 
 /// x [B, 16] -> linear(W1 [H, 16], b1) -> act -> linear(W2 [10, H], b2) -> (+ residual) ->

@@ -36,7 +36,7 @@ const char* const kAttention = R"(%0 = input "h" : f32[2, 16, 64]
 %11 = reduce_max(%10, axis=1) : f32[2, 16, 16]
 %12 = param "ln.gamma" : f32[16]
 %13 = param "ln.beta" : f32[16] {ge=0}
-%14 = layer_norm(%11, %12, %13, axis=2) : f32[2, 16, 16]
+%14 = layer_norm(%11, %12, %13, axis=2, eps=1e-12) : f32[2, 16, 16]
 output %14, %11
 )";
 
@@ -56,7 +56,10 @@ const char* const kMisc = R"(%0 = param "emb" : f16[100, 8] {block=[10, 4]:[[0, 
 %13 = reduce_sum(%12, axis=0)
 %14 = input "small" : f64[2, 2] {mask="0110", zero@1=[0]}
 %15 = relu(%14)
-output %13, %15
+%16 = minimum(%15, %14)
+%17 = maximum(%16, %14)
+%18 = layer_norm(%17, eps=1.0)
+output %13, %18
 )";
 
 void expectRoundTrip(const Graph& g) {
@@ -150,6 +153,12 @@ TEST(GraphText, BuilderErrorsNameOperatorValueAndPosition) {
   EXPECT_EQ(errorOf("%0 = input \"x\" : f32[8, 5]\n%1 = softmax(%0, axis=2)",
                     ErrorCode::kInvalidArgument),
             "<graph>:2:6: softmax %1: axis 2 is outside a rank-2 tensor");
+  EXPECT_EQ(errorOf("%0 = input \"x\" : f32[8, 5]\n%1 = layer_norm(%0, eps=0.0)",
+                    ErrorCode::kInvalidArgument),
+            "<graph>:2:6: layer_norm %1: eps must be positive and finite, got 0");
+  EXPECT_EQ(errorOf("%0 = input \"x\" : f32[8, 5]\n%1 = layer_norm(%0, eps=1)",
+                    ErrorCode::kInvalidArgument),
+            "<graph>:2:6: layer_norm %1: attribute 'eps' must be a real number (1e-5, 1.0)");
   EXPECT_EQ(errorOf("%0 = input \"x\" : f32[8, 5]\n%1 = relu(%0) : f32[8, 4]",
                     ErrorCode::kInvalidArgument),
             "<graph>:2:17: written type f32[8, 4] is not the inferred f32[8, 5]");
