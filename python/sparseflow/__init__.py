@@ -54,6 +54,9 @@ _TORCH_NAMES = {
     "sparsify": "torch_sparsify",
     "SparsifyReport": "torch_sparsify",
     "LayerReport": "torch_sparsify",
+    "optimize": "torch_optimize",
+    "OptimizeReport": "torch_optimize",
+    "OptimizedModule": "torch_optimize",
 }
 
 
@@ -100,6 +103,8 @@ __all__ = [
     "LayerReport",
     "ScriptableSparseLinear",
     "NotSupported",
+    "OptimizeReport",
+    "OptimizedModule",
     "OutOfMemory",
     "OutOfRange",
     "ParseError",
@@ -119,6 +124,7 @@ __all__ = [
     "from_torch",
     "load_checkpoint",
     "nm",
+    "optimize",
     "read",
     "save_checkpoint",
     "sparsify",

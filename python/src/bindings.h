@@ -28,5 +28,7 @@ KernelOptions kernelOptions(const std::map<std::string, std::string>& formats,
 void bindTune(py::module_& m);
 /// n:m pruning, the impact report and the 2:4 linear layer.
 void bindNM(py::module_& m);
+/// The graph IR, models with weights, compaction and the executor (sf.optimize).
+void bindGraph(py::module_& m);
 
 }  // namespace sparseflow::python

@@ -10,6 +10,7 @@ PYBIND11_MODULE(_sparseflow, m) {
   sfp::bindKernel(m);
   sfp::bindTune(m);
   sfp::bindNM(m);
+  sfp::bindGraph(m);
 #ifdef SPARSEFLOW_VERSION
   m.attr("__version__") = SPARSEFLOW_VERSION;
 #endif

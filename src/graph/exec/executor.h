@@ -16,8 +16,8 @@ namespace sparseflow::graph {
 /// How the executor chooses each linear layer's weight format.
 struct SpecializeOptions {
   /// Time every candidate format (dense; csr; 2:4 where the weight is exactly 2:4) on the
-  /// layer's rows and keep the fastest; false: 2:4 where exact, csr below `sparseThreshold`
-  /// density, else dense.
+  /// layer's rows and keep the fastest; false: csr below `sparseThreshold` density, else 2:4
+  /// where exact, else dense.
   bool measure = true;
   double sparseThreshold = 0.25;
   int measureReps = 5;

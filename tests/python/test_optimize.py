@@ -1,0 +1,231 @@
+"""sf.optimize: torch models captured with torch.fx, compacted and specialized, against torch."""
+
+import pytest
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+import sparseflow as sf
+
+
+@pytest.fixture
+def seed(rng):
+    """A fresh seed for torch (printed on failure through the rng fixture)."""
+    return int(rng.integers(0, 2**31 - 1))
+
+
+def _prune_24(w):
+    """The 2 largest magnitudes of every 4 along rows kept (an exact 2:4 weight)."""
+    groups = w.reshape(w.shape[0], -1, 4)
+    keep = groups.abs().argsort(dim=2)[..., 2:]
+    mask = torch.zeros_like(groups, dtype=torch.bool).scatter_(2, keep, True)
+    return (groups * mask).reshape(w.shape)
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 96)
+        self.act = nn.ReLU()
+        self.fc2 = nn.Linear(96, 128)
+        self.fc3 = nn.Linear(128, 32)
+
+    def forward(self, x):
+        return self.fc3(F.gelu(self.fc2(self.act(self.fc1(x)))))
+
+
+def _planted_mlp(rng, dead):
+    model = Mlp()
+    with torch.no_grad():
+        # fc1: neurons `dead` never fire (zero weight rows and bias): they and fc2's columns go.
+        model.fc1.weight[dead] = 0
+        model.fc1.bias[dead] = 0
+        model.fc2.weight.copy_(_prune_24(model.fc2.weight))
+        keep = torch.rand(model.fc3.weight.shape, generator=rng) < 0.1
+        model.fc3.weight.mul_(keep)
+    return model
+
+
+def _close(got, want, tol=1e-4):
+    scale = want.abs().clamp_min(1.0)
+    return float(((got - want).abs() / scale).max()) <= tol
+
+
+def test_mlp_is_compacted_specialized_and_equal(seed):
+    rng = torch.Generator().manual_seed(seed)
+    dead = sorted(torch.randperm(96, generator=rng)[:30].tolist())
+    model = _planted_mlp(rng, dead)
+    x = torch.randn(17, 64, generator=rng)
+    opt, report = sf.optimize(model, x, measure=False)
+    assert isinstance(opt, nn.Module)
+    removed = {(r["param"], r["dim"]): r["removed"] for r in report.removed}
+    assert removed[("fc1.weight", 0)] == 30
+    assert removed[("fc1.bias", 0)] == 30
+    assert removed[("fc2.weight", 1)] == 30
+    formats = {s.weight: s.format for s in report.steps if s.weight}
+    assert formats["fc3.weight"] == "csr"
+    assert formats["fc1.weight"] == "dense"
+    # fc2 lost columns: its 2:4 groups no longer line up, so by rule it is dense (density 0.5).
+    assert formats["fc2.weight"] == "dense"
+    assert [s.what for s in report.steps] == [
+        "linear %3 + relu %4", "linear %7 + gelu %8", "linear %11"]
+    with torch.no_grad():
+        want = model(x)
+    got = opt(x)
+    assert got.shape == want.shape and got.dtype == torch.float32
+    assert _close(got, want), float((got - want).abs().max())
+    assert report.max_relative_error <= 1e-4
+    text = str(report)
+    assert "fc1.weight dim 0: 96 -> 66" in text and "csr" in text
+    # Another batch size than the example is refused, naming the input.
+    with pytest.raises(sf.InvalidArgument, match='input "x" must be f32\\[17, 64\\]'):
+        opt(torch.randn(3, 64))
+
+
+def test_two_four_weight_runs_as_two_four(seed):
+    rng = torch.Generator().manual_seed(seed)
+    model = nn.Sequential(nn.Linear(64, 128), nn.SiLU(), nn.Linear(128, 16))
+    with torch.no_grad():
+        model[0].weight.copy_(_prune_24(model[0].weight))
+    x = torch.randn(9, 64, generator=rng)
+    opt, report = sf.optimize(model, x, measure=False)
+    first = report.steps[0]
+    assert (first.weight, first.format, first.provider) == ("0.weight", "2:4", "nm_linear")
+    with torch.no_grad():
+        assert _close(opt(x), model(x))
+    # Measured: every candidate is timed and the fastest kept.
+    opt2, report2 = sf.optimize(model, x, reps=2)
+    assert set(report2.steps[0].candidate_ms) == {"2:4", "dense", "csr"}
+    best = min(report2.steps[0].candidate_ms, key=report2.steps[0].candidate_ms.get)
+    assert report2.steps[0].format == best
+    with torch.no_grad():
+        assert _close(opt2(x), model(x))
+
+
+class Block(nn.Module):
+    """A transformer encoder block written with the operations BERT-like models trace to."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+        self.ln1 = nn.LayerNorm(d, eps=1e-12)
+        self.ff1, self.ff2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.ln2 = nn.LayerNorm(d, eps=1e-12)
+        self.drop = nn.Dropout(0.1)
+
+    def split(self, t):
+        b, s = t.shape[0], t.shape[1]
+        return t.view(b, s, self.h, self.dh).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / 2.8284271247461903
+        probs = self.drop(F.softmax(scores, dim=-1))
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        ctx = ctx.view(x.shape[0], x.shape[1], self.h * self.dh)
+        h = self.ln1(x + self.o(ctx))
+        return self.ln2(h + self.ff2(F.gelu(self.ff1(h)))), h
+
+
+def test_transformer_block_matches_torch(seed):
+    torch.manual_seed(seed)
+    block = Block().eval()  # dropout off, as optimize runs the model
+    x = torch.randn(2, 5, 32)
+    # x.shape in forward is traced as size() calls: trace with concrete shapes instead.
+    wrapper = _Concrete(block, x.shape)
+    opt, report = sf.optimize(wrapper, x, measure=False)
+    assert wrapper.training and not block.training  # each module's mode restored as it was
+    with torch.no_grad():
+        want = block(x)
+    got = opt(x)
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, want):
+        assert _close(g, w), float((g - w).abs().max())
+    kernels = [s for s in report.steps if s.weight]
+    assert len(kernels) == 6
+    assert any(s.what.startswith("linear") and "gelu" in s.what for s in kernels)
+
+
+class _Concrete(nn.Module):
+    """Block with the input shape fixed (torch.fx cannot trace x.shape into constants)."""
+
+    def __init__(self, block, shape):
+        super().__init__()
+        self.block = block
+        self.b, self.s = int(shape[0]), int(shape[1])
+
+    def forward(self, x):
+        blk = self.block
+        q, k, v = blk.q(x), blk.k(x), blk.v(x)
+        q = q.view(self.b, self.s, blk.h, blk.dh).permute(0, 2, 1, 3)
+        k = k.view(self.b, self.s, blk.h, blk.dh).permute(0, 2, 1, 3)
+        v = v.view(self.b, self.s, blk.h, blk.dh).permute(0, 2, 1, 3)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / 2.8284271247461903
+        probs = blk.drop(F.softmax(scores, dim=-1))
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        ctx = ctx.view(self.b, self.s, blk.h * blk.dh)
+        h = blk.ln1(x + blk.o(ctx))
+        return blk.ln2(h + blk.ff2(F.gelu(blk.ff1(h)))), h
+
+
+def test_unsupported_operation_is_named():
+    class Sig(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return torch.sigmoid(self.fc(x))
+
+    with pytest.raises(sf.NotSupported, match="function sigmoid"):
+        sf.optimize(Sig(), torch.randn(2, 4))
+    with pytest.raises(sf.InvalidArgument, match="torch.nn.Module"):
+        sf.optimize(lambda x: x, torch.randn(2, 4))
+
+
+def test_weights_are_a_snapshot(seed):
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+    x = torch.randn(3, 8)
+    opt, _ = sf.optimize(model, x, measure=False, compact=False)
+    with torch.no_grad():
+        before = model(x)
+        model[0].weight.mul_(2)
+    assert _close(opt(x), before)
+
+
+class _SparseDnn(nn.Module):
+    """The Graph Challenge sparse DNN in torch: Y = clamp(relu(Y W + b), max=32) per layer."""
+
+    def __init__(self, weights):
+        super().__init__()
+        for k, w in enumerate(weights):
+            self.register_buffer(f"w{k}", w)
+        self.layers = len(weights)
+
+    def forward(self, y):
+        for k in range(self.layers):
+            y = torch.clamp(torch.relu(torch.matmul(y, getattr(self, f"w{k}")) - 0.3), max=32.0)
+        return y
+
+
+def test_graph_challenge_dnn_categories():
+    from conftest import DATA
+
+    folder = DATA / "suitesparse/LAGraph/data/dnn_data"
+    weights = [sf.to_torch(sf.convert(sf.read(str(folder / f"n1024-l{k}.mtx"), dtype="f32"),
+                                      "dense")) for k in range(1, 31)]
+    images = sf.to_torch(sf.convert(sf.read(str(folder / "sparse-images-1024_subset.mtx"),
+                                            dtype="f32"), "dense"))
+    model = _SparseDnn(weights)
+    opt, report = sf.optimize(model, images, measure=False, timing_runs=1)
+    kernels = [s for s in report.steps if s.weight]
+    assert len(kernels) == 30 and all(s.format == "csr" for s in kernels), str(report)
+    y = opt(images)
+    categories = sorted(torch.nonzero(y.abs().sum(1)).flatten().tolist())
+    expected = sf.to_numpy(sf.convert(sf.read(str(folder / "neuron1024-l120-categories_subset.mtx")),
+                                      "dense")).flatten().nonzero()[0].tolist()
+    assert len(expected) == 19
+    assert categories == expected
+    assert report.max_relative_error <= 1e-4
