@@ -239,6 +239,11 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
     }
     impl->reports.push_back(std::move(report));
   }
+  for (ValueId o : g.outputs()) {  // an output that is a weight as it is (a constant)
+    if (isParam(g, o) && !impl->paramValues.count(o)) {
+      impl->paramValues[o] = denseValue<float>(model.params.at(g.node(o).name));
+    }
+  }
   // Free every computed value after the last step that reads it (outputs never).
   std::vector<int64_t> last(static_cast<size_t>(g.size()), -1);
   for (size_t s = 0; s < impl->steps.size(); ++s) {
