@@ -74,14 +74,15 @@ void bindGraph(py::module_& m) {
            }),
            py::arg("text"), py::arg("params"))
       .def("text", [](const Model& model) { return graph::print(model.graph); })
-      .def("annotated",
-           [](const Model& model) {
-             Model m = model;
-             graph::annotateParams(m);
-             graph::propagate(m.graph);
-             return graph::print(m.graph);
-           },
-           "The graph text with the weights' measured facts and everything propagation adds.")
+      .def(
+          "annotated",
+          [](const Model& model) {
+            Model m = model;
+            graph::annotateParams(m);
+            graph::propagate(m.graph);
+            return graph::print(m.graph);
+          },
+          "The graph text with the weights' measured facts and everything propagation adds.")
       .def("compact",
            [](const Model& model) {
              graph::CompactionReport report;
@@ -92,7 +93,8 @@ void bindGraph(py::module_& m) {
              }
              return py::make_tuple(out, compactionDict(report));
            })
-      .def("param", [](const Model& model, const std::string& name) { return model.params.at(name); });
+      .def("param",
+           [](const Model& model, const std::string& name) { return model.params.at(name); });
 
   py::class_<Executor>(m, "_Executor")
       .def(py::init([](const Model& model, bool measure, int reps,
@@ -119,6 +121,19 @@ void bindGraph(py::module_& m) {
              for (DenseValue<float>& v : out) result.append(arrayOfDense(std::move(v)));
              return result;
            })
+      .def(
+          "profile",
+          [](const Executor& e, const std::map<std::string, py::array>& inputs) {
+            std::map<std::string, DenseValue<float>> in;
+            for (const auto& [name, array] : inputs) in.emplace(name, denseOfArray(array, name));
+            std::vector<double> ms;
+            {
+              py::gil_scoped_release release;
+              e.run(in, &ms);
+            }
+            return ms;
+          },
+          "Milliseconds of each step (steps() order) in one run.")
       .def("steps",
            [](const Executor& e) {
              py::list steps;

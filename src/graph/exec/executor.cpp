@@ -1,5 +1,6 @@
 // Running a specialized model: values in definition order, each dropped after its last use.
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 
 #include "graph/exec/executor_impl.h"
@@ -68,8 +69,8 @@ void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
 
 }  // namespace
 
-std::vector<DenseValue<float>> Executor::run(
-    const std::map<std::string, DenseValue<float>>& inputs) const {
+std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseValue<float>>& inputs,
+                                             std::vector<double>* stepMs) const {
   const Impl& p = *impl_;
   const Graph& g = p.graph;
   checkInputs(g, inputs);
@@ -82,8 +83,10 @@ std::vector<DenseValue<float>> Executor::run(
     auto it = p.paramValues.find(v);
     return it != p.paramValues.end() ? it->second : values[static_cast<size_t>(v)];
   };
+  if (stepMs) stepMs->assign(p.steps.size(), 0.0);
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const ExecStep& step = p.steps[s];
+    const auto t0 = std::chrono::steady_clock::now();
     DenseValue<float>& result = values[static_cast<size_t>(step.result)];
     if (step.isKernel) {
       runKernelStep(step, value(step.x), g.node(step.result).type.shape, result);
@@ -94,6 +97,10 @@ std::vector<DenseValue<float>> Executor::run(
       result = evaluateOp<float>(g, node, operands);
     }
     for (ValueId v : p.freeAfter[s]) values[static_cast<size_t>(v)] = {};
+    if (stepMs) {
+      (*stepMs)[s] =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
   }
   std::vector<DenseValue<float>> outputs;
   for (ValueId o : g.outputs()) outputs.push_back(value(o));

@@ -44,7 +44,9 @@ class Executor {
   static Executor build(const Model& model, const SpecializeOptions& options = {});
 
   /// Runs the graph: inputs by name (each of its input's shape), outputs in the graph's order.
-  std::vector<DenseValue<float>> run(const std::map<std::string, DenseValue<float>>& inputs) const;
+  /// With `stepMs`, the milliseconds of each step (steps() order) are stored there.
+  std::vector<DenseValue<float>> run(const std::map<std::string, DenseValue<float>>& inputs,
+                                     std::vector<double>* stepMs = nullptr) const;
 
   const std::vector<StepReport>& steps() const;
   /// One line per step: what, format, provider, density, candidates.
