@@ -46,35 +46,42 @@ Shape broadcastStrides(const Shape& shape, const Shape& result) {
   return strides;
 }
 
-/// out = f(a, b) element-wise under numpy broadcasting.
+/// out = f(a, b) element-wise under numpy broadcasting: rows of the last dimension in parallel,
+/// each row's operand offsets computed once.
 template <typename T, typename F>
 DenseValue<T> broadcastBinary(const Shape& shape, const DenseValue<T>& a, const DenseValue<T>& b,
                               F f) {
   DenseValue<T> out = zeros<T>(shape);
   const Shape sa = broadcastStrides(a.shape, shape);
   const Shape sb = broadcastStrides(b.shape, shape);
-  Shape index(shape.size(), 0);
-  int64_t ia = 0, ib = 0;
-  for (int64_t e = 0; e < out.size(); ++e) {
-    out.data[static_cast<size_t>(e)] =
-        f(a.data[static_cast<size_t>(ia)], b.data[static_cast<size_t>(ib)]);
-    for (size_t d = shape.size(); d-- > 0;) {  // odometer over the result's index
-      ++index[d];
-      ia += sa[d];
-      ib += sb[d];
-      if (index[d] < shape[d]) break;
-      ia -= sa[d] * index[d];
-      ib -= sb[d] * index[d];
-      index[d] = 0;
+  const size_t r = shape.size();
+  const int64_t n = r == 0 ? 1 : shape[r - 1];
+  const int64_t rows = r == 0 ? 1 : product(shape, 0, r - 1);
+  const int64_t la = r == 0 ? 0 : sa[r - 1], lb = r == 0 ? 0 : sb[r - 1];
+#pragma omp parallel for schedule(static) if (rows * n > 32768)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t ia = 0, ib = 0, rest = row;
+    for (size_t d = r - 1; d-- > 0;) {  // the row's index, last leading dimension first
+      const int64_t i = rest % shape[d];
+      rest /= shape[d];
+      ia += i * sa[d];
+      ib += i * sb[d];
     }
+    T* o = out.data.data() + row * n;
+    const T* pa = a.data.data() + ia;
+    const T* pb = b.data.data() + ib;
+    for (int64_t j = 0; j < n; ++j) o[j] = f(pa[j * la], pb[j * lb]);
   }
   return out;
 }
 
 template <typename T, typename F>
 DenseValue<T> unary(const DenseValue<T>& x, F f) {
-  DenseValue<T> out{x.shape, x.data};
-  for (T& v : out.data) v = f(v);
+  DenseValue<T> out{x.shape, std::vector<T>(x.data.size())};
+  const int64_t n = x.size();
+#pragma omp parallel for schedule(static) if (n > 32768)
+  for (int64_t i = 0; i < n; ++i)
+    out.data[static_cast<size_t>(i)] = f(x.data[static_cast<size_t>(i)]);
   return out;
 }
 
@@ -85,6 +92,7 @@ DenseValue<T> linear(const Shape& shape, const DenseValue<T>& x, const DenseValu
   DenseValue<T> out = zeros<T>(shape);
   const int64_t in = w.shape[1], outF = w.shape[0];
   const int64_t rows = product(x.shape, 0, x.shape.size() - 1);
+#pragma omp parallel for schedule(static) if (rows * outF * in > 1000000)
   for (int64_t r = 0; r < rows; ++r) {
     const T* xr = x.data.data() + r * in;
     for (int64_t o = 0; o < outF; ++o) {
@@ -97,35 +105,40 @@ DenseValue<T> linear(const Shape& shape, const DenseValue<T>& x, const DenseValu
   return out;
 }
 
-/// Batched [.., m, k] x [.., k, n] (one batch for rank 2).
+/// Batched [.., m, k] x [.., k, n] (one batch for rank 2): rows of all batches in parallel, each
+/// row accumulated over k with the contiguous rows of b (vectorizable).
 template <typename T>
 DenseValue<T> matmul(const Shape& shape, const DenseValue<T>& a, const DenseValue<T>& b) {
   DenseValue<T> out = zeros<T>(shape);
   const size_t r = a.shape.size();
   const int64_t m = a.shape[r - 2], k = a.shape[r - 1], n = b.shape[r - 1];
   const int64_t batches = product(a.shape, 0, r - 2);
-  for (int64_t q = 0; q < batches; ++q) {
-    const T* ap = a.data.data() + q * m * k;
+#pragma omp parallel for schedule(static) if (batches * m * n * k > 1000000)
+  for (int64_t qi = 0; qi < batches * m; ++qi) {
+    const int64_t q = qi / m, i = qi % m;
+    const T* ap = a.data.data() + q * m * k + i * k;
     const T* bp = b.data.data() + q * k * n;
-    T* cp = out.data.data() + q * m * n;
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t l = 0; l < k; ++l) {
-        const T av = ap[i * k + l];
-        for (int64_t j = 0; j < n; ++j) cp[i * n + j] += av * bp[l * n + j];
-      }
+    T* cp = out.data.data() + q * m * n + i * n;
+    for (int64_t l = 0; l < k; ++l) {
+      const T av = ap[l];
+      const T* br = bp + l * n;
+      for (int64_t j = 0; j < n; ++j) cp[j] += av * br[j];
     }
   }
   return out;
 }
 
 /// Calls f(base, stride, count) for every line of x along `axis`.
+/// Lines are independent: f runs on several threads at once for large tensors.
 template <typename F>
 void forEachLine(const Shape& shape, int64_t axis, F f) {
   const int64_t inner = product(shape, static_cast<size_t>(axis) + 1);
   const int64_t extent = shape[static_cast<size_t>(axis)];
   const int64_t outer = product(shape, 0, static_cast<size_t>(axis));
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) f(o * extent * inner + i, inner, extent);
+#pragma omp parallel for schedule(static) if (outer * inner * extent > 32768)
+  for (int64_t line = 0; line < outer * inner; ++line) {
+    const int64_t o = line / inner, i = line % inner;
+    f(o * extent * inner + i, inner, extent);
   }
 }
 
@@ -175,18 +188,24 @@ DenseValue<T> layerNorm(const DenseValue<T>& x, const DenseValue<T>* gamma,
 template <typename T>
 DenseValue<T> transpose(const Shape& shape, const DenseValue<T>& x, const Shape& perm) {
   DenseValue<T> out = zeros<T>(shape);
+  const size_t r = shape.size();
+  if (r == 0) return DenseValue<T>{shape, x.data};
   Shape inStrides(x.shape.size(), 1);
   for (size_t d = x.shape.size(); d-- > 1;) inStrides[d - 1] = inStrides[d] * x.shape[d];
-  Shape index(shape.size(), 0);
-  for (int64_t e = 0; e < out.size(); ++e) {
-    int64_t src = 0;
-    for (size_t d = 0; d < shape.size(); ++d)
-      src += index[d] * inStrides[static_cast<size_t>(perm[d])];
-    out.data[static_cast<size_t>(e)] = x.data[static_cast<size_t>(src)];
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++index[d] < shape[d]) break;
-      index[d] = 0;
+  Shape src(r);  // the source stride of each output dimension
+  for (size_t d = 0; d < r; ++d) src[d] = inStrides[static_cast<size_t>(perm[d])];
+  const int64_t n = shape[r - 1], step = src[r - 1];
+  const int64_t rows = product(shape, 0, r - 1);
+#pragma omp parallel for schedule(static) if (rows * n > 32768)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t base = 0, rest = row;
+    for (size_t d = r - 1; d-- > 0;) {
+      base += (rest % shape[d]) * src[d];
+      rest /= shape[d];
     }
+    T* o = out.data.data() + row * n;
+    const T* in = x.data.data() + base;
+    for (int64_t j = 0; j < n; ++j) o[j] = in[j * step];
   }
   return out;
 }
@@ -207,15 +226,16 @@ void copySlices(const DenseValue<T>& x, int64_t from, DenseValue<T>& out, int64_
 template <typename T>
 DenseValue<T> reduce(const Shape& shape, const DenseValue<T>& x, int64_t axis, bool max) {
   DenseValue<T> out = zeros<T>(shape);
-  int64_t e = 0;
+  const int64_t inner = product(x.shape, static_cast<size_t>(axis) + 1);
+  const int64_t extent = x.shape[static_cast<size_t>(axis)];
   forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
     T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
     for (int64_t j = 0; j < n; ++j) {
       const T v = x.data[static_cast<size_t>(base + j * stride)];
       acc = max ? (std::isnan(v) || v > acc ? v : acc) : acc + v;
     }
-    // forEachLine visits lines in the result's row-major order.
-    out.data[static_cast<size_t>(e++)] = acc;
+    // The line (o, i) starts at o * extent * inner + i; its result is element o * inner + i.
+    out.data[static_cast<size_t>((base / (extent * inner)) * inner + base % inner)] = acc;
   });
   return out;
 }

@@ -278,3 +278,65 @@ output %8
 
 }  // namespace
 }  // namespace sparseflow::graph
+
+namespace sparseflow::graph {
+namespace {
+
+/// Element (i0, i1, i2, i3) of a row-major [2, 3, 4, 5] array.
+size_t at4(int64_t a, int64_t b, int64_t c, int64_t d) {
+  return static_cast<size_t>(((a * 3 + b) * 4 + c) * 5 + d);
+}
+
+// The parallel, row-wise dense operators against plain loops on rank-4 values: a transpose,
+// a broadcast add, a reduction over a middle axis, a softmax over a middle axis, a batched matmul.
+TEST(GraphModel, DenseOperatorsAgainstPlainLoops) {
+  std::mt19937_64 rng(freshSeed());
+  Model m;
+  m.graph = parseGraph(R"(%0 = input "x" : f64[2, 3, 4, 5]
+%1 = input "y" : f64[2, 1, 1, 5]
+%2 = transpose(%0, perm=[2, 0, 3, 1])
+%3 = add(%0, %1)
+%4 = reduce_sum(%0, axis=2)
+%5 = softmax(%0, axis=1)
+%6 = input "z" : f64[2, 3, 5, 2]
+%7 = batch_matmul(%0, %6)
+output %2, %3, %4, %5, %7
+)");
+  const DenseValue<double> x = randomInput({2, 3, 4, 5}, rng), y = randomInput({2, 1, 1, 5}, rng);
+  const DenseValue<double> z = randomInput({2, 3, 5, 2}, rng);
+  const auto out = evaluateModel<double>(m, {{"x", x}, {"y", y}, {"z", z}});
+  for (int64_t a = 0; a < 2; ++a) {
+    for (int64_t b = 0; b < 3; ++b) {
+      for (int64_t c = 0; c < 4; ++c) {
+        for (int64_t d = 0; d < 5; ++d) {
+          const double v = x.data[at4(a, b, c, d)];
+          // transpose: out[c, a, d, b] of shape [4, 2, 5, 3]
+          EXPECT_EQ(out[0].data[static_cast<size_t>(((c * 2 + a) * 5 + d) * 3 + b)], v);
+          EXPECT_EQ(out[1].data[at4(a, b, c, d)], v + y.data[static_cast<size_t>(a * 5 + d)]);
+          double z1 = 0, max = -1e300;
+          for (int64_t bb = 0; bb < 3; ++bb) max = std::max(max, x.data[at4(a, bb, c, d)]);
+          for (int64_t bb = 0; bb < 3; ++bb) z1 += std::exp(x.data[at4(a, bb, c, d)] - max);
+          EXPECT_NEAR(out[3].data[at4(a, b, c, d)], std::exp(v - max) / z1, 1e-15);
+        }
+      }
+      for (int64_t d = 0; d < 5; ++d) {
+        double sum = 0;
+        for (int64_t c = 0; c < 4; ++c) sum += x.data[at4(a, b, c, d)];
+        EXPECT_NEAR(out[2].data[static_cast<size_t>((a * 3 + b) * 5 + d)], sum, 1e-14);
+      }
+      for (int64_t c = 0; c < 4; ++c) {
+        for (int64_t j = 0; j < 2; ++j) {
+          double acc = 0;
+          for (int64_t d = 0; d < 5; ++d) {
+            acc += x.data[at4(a, b, c, d)] *
+                   z.data[static_cast<size_t>(((a * 3 + b) * 5 + d) * 2 + j)];
+          }
+          EXPECT_NEAR(out[4].data[static_cast<size_t>(((a * 3 + b) * 4 + c) * 2 + j)], acc, 1e-14);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sparseflow::graph
