@@ -217,12 +217,14 @@ class _Writer:
             if weight is not None:  # x W^T (+ b): nn.Linear
                 # nn.Linear on [..., in] traces as view to [N, in], addmm, view back: the linear
                 # takes the unflattened x, so what follows it (an activation) reads it directly.
-                x_id = self.value(a)
+                x_id = None
                 if isinstance(a, torch.fx.Node) and a.target in _VIEWS:
                     src = self.raw(a.args[0])
                     src_shape = self.vshape.get(src, [])
                     if len(src_shape) >= 2 and src_shape[-1] == self.shape(a)[-1]:
                         x_id = src
+                if x_id is None:  # emitted only when needed: an unused reshape would stay
+                    x_id = self.value(a)
                 ops = [x_id, self.value(weight)]
                 if bias is not None:
                     ops.append(self.value(bias))

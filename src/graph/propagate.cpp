@@ -53,12 +53,11 @@ bool backwardSweep(Graph& graph, const RuleRegistry& rules) {
     const Node& current = graph.node(v);
     const BackwardRule backward = rules.rules(current.op).backward;
     if (current.inputs.empty()) continue;
+    // A wholly dead use constrains nothing (the identity of the intersection): its operands are
+    // dead where their other uses allow, and wholly dead when it is their only kind of use.
+    if (isAllDead(current.tesa, current.type)) continue;
     std::vector<SliceSets> perOperand(current.inputs.size());
-    if (isAllDead(current.tesa, current.type)) {
-      for (size_t i = 0; i < current.inputs.size(); ++i) {
-        perOperand[i] = allSlices(graph.node(current.inputs[i]).type);
-      }
-    } else if (backward != nullptr) {
+    if (backward != nullptr) {
       perOperand = backward(RuleContext{graph, current});
       SF_ICHECK(perOperand.size() == current.inputs.size())
           << "backward rule of " << opName(current.op) << " gave " << perOperand.size()

@@ -15,7 +15,8 @@ namespace sparseflow::graph {
 
 /// How the executor chooses each linear layer's weight format.
 struct SpecializeOptions {
-  /// Time every candidate format (dense; csr; 2:4 where the weight is exactly 2:4) on the
+  /// Time every candidate format (dense; csr at most half dense; 2:4 where the weight is exactly
+  /// 2:4) on the
   /// layer's rows and keep the fastest; false: csr below `sparseThreshold` density, else 2:4
   /// where exact, else dense.
   bool measure = true;

@@ -187,7 +187,10 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
       report.density = densityOf(chain->weight);
       const Tesa facts = measuredFacts(chain->weight);
       const bool exact24 = facts.nm && facts.nm->m == 4 && facts.nm->n <= 2 && facts.nm->axis == 1;
-      std::vector<std::string> candidates = {"dense", "csr"};
+      // csr is a candidate below half density (above it cannot beat dense: it stores more bytes
+      // per nonzero and the dense GEMM runs at a higher fraction of peak); 2:4 where exact.
+      std::vector<std::string> candidates = {"dense"};
+      if (report.density <= 0.5) candidates.push_back("csr");
       if (exact24) candidates.insert(candidates.begin(), "2:4");
       std::string format;
       ExecStep step;

@@ -223,13 +223,25 @@ Model compact(const Model& model, CompactionReport* report) {
   SF_ICHECK(stats.converged) << "propagation did not converge";
   const Graph& g = m.graph;
 
+  // Operators no output depends on are dropped (they would pin what they read).
+  std::vector<bool> live(static_cast<size_t>(g.size()), false);
+  for (ValueId o : g.outputs()) live[static_cast<size_t>(o)] = true;
+  for (ValueId v = g.size(); v-- > 0;) {
+    const Node& node = g.node(v);
+    if (node.op == OpKind::kInput) live[static_cast<size_t>(v)] = true;  // the interface stays
+    if (!live[static_cast<size_t>(v)]) continue;
+    for (ValueId in : node.inputs) live[static_cast<size_t>(in)] = true;
+  }
   DimClasses dims(g);
-  for (ValueId v = 0; v < g.size(); ++v) linkNode(g, v, dims);
+  for (ValueId v = 0; v < g.size(); ++v) {
+    if (live[static_cast<size_t>(v)]) linkNode(g, v, dims);
+  }
   for (ValueId out : g.outputs()) dims.pinAll(out);
 
   // Per class: the slices zero or dead in every member.
   std::vector<std::optional<IndexSet>> removable(dims.size());
   for (ValueId v = 0; v < g.size(); ++v) {
+    if (!live[static_cast<size_t>(v)]) continue;
     const Node& node = g.node(v);
     for (int64_t d = 0; d < node.type.rank(); ++d) {
       const int64_t c = dims.find(dims.key(v, d));
@@ -241,6 +253,7 @@ Model compact(const Model& model, CompactionReport* report) {
   // Maps per value and dimension.
   std::vector<std::vector<std::vector<int64_t>>> maps(static_cast<size_t>(g.size()));
   for (ValueId v = 0; v < g.size(); ++v) {
+    if (!live[static_cast<size_t>(v)]) continue;
     const Node& node = g.node(v);
     for (int64_t d = 0; d < node.type.rank(); ++d) {
       const int64_t extent = node.type.shape[static_cast<size_t>(d)];
@@ -255,6 +268,7 @@ Model compact(const Model& model, CompactionReport* report) {
   Model out;
   std::vector<ValueId> newId(static_cast<size_t>(g.size()), -1);
   for (ValueId v = 0; v < g.size(); ++v) {
+    if (!live[static_cast<size_t>(v)]) continue;
     const Node& node = g.node(v);
     const auto& vmaps = maps[static_cast<size_t>(v)];
     bool changed = false;

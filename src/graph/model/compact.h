@@ -34,7 +34,8 @@ struct CompactionReport {
 /// of a linear layer with its weight's columns; element-wise operands; transposes). Dimensions
 /// of graph inputs and outputs, and those a normalization, reshape, slice, concat, embedding
 /// table or max reduces over, are kept whole. Where every slice of a dimension could go, one is
-/// kept. The outputs equal the original model's (up to rounding: sums lose zero terms).
+/// kept. Operators no output depends on, and parameters only they read, are dropped. The outputs
+/// equal the original model's (up to rounding: sums lose zero terms).
 Model compact(const Model& model, CompactionReport* report = nullptr);
 
 }  // namespace sparseflow::graph

@@ -215,6 +215,26 @@ TEST(GraphModel, CompactionRemovesPlantedNeuronsAndKeepsTheOutputs) {
   }
 }
 
+// An operator nothing reads (a reshape of the hidden layer a tracer left behind) is dropped and
+// does not pin the dimension it would have read.
+TEST(GraphModel, CompactionDropsOperatorsNoOutputReads) {
+  std::mt19937_64 rng(freshSeed());
+  PlantedMlp p = plantedMlp(rng, "relu", 24);
+  const std::string text = print(p.model.graph);
+  const std::string withDeadReshape = text.substr(0, text.find("output")) +
+                                      "%9 = reshape(%4, shape=[-1])\n" +
+                                      text.substr(text.find("output"));
+  Model m = p.model;
+  m.graph = parseGraph(withDeadReshape);
+  CompactionReport report;
+  const Model c = compact(m, &report);
+  const int64_t kept = std::max<int64_t>(24 - static_cast<int64_t>(p.deadNeurons.size()), 1);
+  EXPECT_EQ(c.params.at("fc1.weight").shape()[0], kept) << report.toString();
+  EXPECT_EQ(c.graph.size(), p.model.graph.size());  // the reshape is gone
+  const std::map<std::string, DenseValue<double>> in = {{"x", randomInput({5, 16}, rng)}};
+  EXPECT_LE(maxRelativeDifference(evaluateModel(c, in), evaluateModel(p.model, in)), 1e-12);
+}
+
 // A residual add links the hidden dimension to x's: x is a graph input, so nothing is removed
 // there, and the model still equals the original.
 TEST(GraphModel, CompactionKeepsDimensionsLinkedToInputsAndOutputs) {

@@ -1,0 +1,140 @@
+"""all-MiniLM-L6-v2 end to end: dense and pruned variants through sf.optimize against PyTorch.
+
+Variants (the encoder's linear layers; embeddings and pooler untouched):
+  dense          the model as shipped
+  2:4            every encoder linear pruned to 2:4 (SparseGPT calibrated on data/sentences'
+                 Python docstrings; --method magnitude for the quick baseline)
+  90%            every encoder linear pruned to 90% unstructured (same calibration)
+  ffn-half       half of each FFN's 1536 neurons removed (the rows of intermediate.dense with the
+                 smallest norm times the norm of output.dense's matching column, zeroed with
+                 their bias): sf.optimize's compaction removes them (structured pruning)
+
+For each: PyTorch 1.13 eager on the pruned weights, and sf.optimize's module, at batch 1 and 32 x
+128 tokens (padded to 128), medians of --runs calls, 2 threads, all in this process; embedding
+cosine (mean pooling, as sentence-transformers) to the dense model and to the same pruned model
+run by torch, on the Perl documentation sentences (not calibrated on). Also the share of the
+optimized run's time per operator kind (linear layers, attention, normalization, data movement).
+
+Usage: .venv/bin/python bench/minilm_end_to_end.py [--runs 5] [--method sparsegpt] [--variants ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import pathlib
+import statistics
+import time
+
+import torch
+
+import sparseflow as sf
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "sentences"
+
+
+def median_ms(fn, runs):
+    fn()
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(samples)
+
+
+def encoder_linears(model):
+    return [m for name, m in model.named_modules()
+            if name.startswith("encoder.") and isinstance(m, torch.nn.Linear)]
+
+
+def prune_variant(model, tokenizer, variant, method, calibration):
+    if variant == "dense":
+        return
+    if variant == "ffn-half":
+        with torch.no_grad():
+            for layer in model.encoder.layer:
+                up, down = layer.intermediate.dense, layer.output.dense
+                score = up.weight.norm(dim=1) * down.weight.norm(dim=0)
+                drop = score.argsort()[: up.out_features // 2]
+                up.weight[drop] = 0
+                up.bias[drop] = 0
+                down.weight[:, drop] = 0
+        return
+    batches = sf.minilm.tokenize(tokenizer, calibration, batch_size=16, by_length=True)
+    kwargs = {"pattern": "2:4"} if variant == "2:4" else {"sparsity": 0.9}
+    sf.prune(model, batches, method=method, layers="encoder.*", **kwargs)
+
+
+def step_kind(what):
+    op = what.split(" ")[0]
+    if op in ("linear", "matmul") and "weight" not in what:
+        return "linear layers"
+    return {"linear": "linear layers", "batch_matmul": "attention (QK, PV)",
+            "softmax": "attention (softmax)", "layer_norm": "layer norm",
+            "transpose": "data movement", "reshape": "data movement", "slice": "data movement",
+            "add": "element-wise", "mul": "element-wise", "embedding": "embedding"}.get(op, op)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--method", default="sparsegpt")
+    ap.add_argument("--variants", nargs="*", default=["dense", "2:4", "90%", "ffn-half"])
+    ap.add_argument("--batches", nargs="*", type=int, default=[1, 32])
+    args = ap.parse_args()
+    torch.set_num_threads(2)
+    minilm = sf.minilm
+    calibration = minilm.read_sentences(DATA / "python_docstrings.txt")[:128]
+    evaluation = minilm.read_sentences(DATA / "perl_docs.txt")
+    base, tokenizer = sf.load_minilm()
+    dense_emb = minilm.embed(base, tokenizer, evaluation)
+    print(f"all-MiniLM-L6-v2, 2 threads, torch {torch.__version__}, tokens padded to 128, "
+          f"median of {args.runs} calls; pruning: {args.method} calibrated on "
+          f"{len(calibration)} docstring sentences, cosine on {len(evaluation)} Perl doc "
+          "sentences\n")
+    print("| variant | batch | torch (ms) | sparseflow (ms) | speedup | sentences/s | cosine to "
+          "dense | cosine to torch-pruned | formats |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    shares = {}
+    for variant in args.variants:
+        model, _ = sf.load_minilm()
+        prune_variant(model, tokenizer, variant, args.method, calibration)
+        torch_emb = minilm.embed(model, tokenizer, evaluation)
+        cos_dense = float((torch_emb * dense_emb).sum(1).mean())
+        for batch in args.batches:
+            sentences = (evaluation * (batch // len(evaluation) + 1))[:batch]
+            enc = dict(tokenizer(sentences, padding="max_length", truncation=True,
+                                 max_length=128, return_tensors="pt"))
+            opt, report = sf.optimize(model, enc, reps=3, timing_runs=1)
+            with torch.no_grad():
+                torch_ms = median_ms(lambda: model(**enc), args.runs)
+            ours_ms = median_ms(lambda: opt(**enc), args.runs)
+            # cosine of the optimized module's embeddings to torch's on the evaluation set
+            with torch.no_grad():
+                got = minilm.pool(opt(**enc).last_hidden_state, enc["attention_mask"])
+                want = minilm.pool(model(**enc).last_hidden_state, enc["attention_mask"])
+            cos_torch = float((got * want).sum(1).mean())
+            formats = collections.Counter(s.format for s in report.steps if s.weight)
+            fmt = ", ".join(f"{n} {f}" for f, n in formats.most_common())
+            print(f"| {variant} | {batch}x128 | {torch_ms:.1f} | {ours_ms:.1f} | "
+                  f"{torch_ms / ours_ms:.2f}x | {batch / ours_ms * 1e3:.1f} | {cos_dense:.4f} | "
+                  f"{cos_torch:.6f} | {fmt} |", flush=True)
+            if batch == max(args.batches):
+                arrays = {k: v.numpy() for k, v in enc.items()}
+                ms = opt._executor.profile(arrays)
+                agg = collections.Counter()
+                for s, t in zip(report.steps, ms):
+                    agg[step_kind(s.what)] += t
+                shares[variant] = (sum(ms), agg)
+    print("\nWhere the optimized run's time goes (largest batch, one profiled run):\n")
+    kinds = sorted({k for _, agg in shares.values() for k in agg})
+    print("| variant | total (ms) | " + " | ".join(kinds) + " |")
+    print("|---|---:|" + "---:|" * len(kinds))
+    for variant, (total, agg) in shares.items():
+        cells = " | ".join(f"{100 * agg[k] / total:.0f}%" for k in kinds)
+        print(f"| {variant} | {total:.0f} | {cells} |")
+
+
+if __name__ == "__main__":
+    main()
