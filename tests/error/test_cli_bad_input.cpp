@@ -1,8 +1,8 @@
 // The `sparseflow` command on bad input, as a user meets it: every subcommand (info, convert,
-// audit, survey, benchmark, run) on files mutated from data/ (truncated, flipped, huge headers,
-// NaN and Inf values, indices out of range, negative or zero, empty files, directories, FIFOs,
-// links to /dev/zero, unreadable files, files of other programs) and on outputs that cannot be
-// written. Each case must end with a named error (exit 1, or 2 for a command line that does not
+// optimize, audit, survey, benchmark, run) on files mutated from data/ (truncated, flipped, huge
+// headers, NaN and Inf values, indices out of range, negative or zero, empty files, directories,
+// FIFOs, links to /dev/zero, unreadable files, files of other programs) and on outputs that cannot
+// be written. Each case must end with a named error (exit 1, or 2 for a command line that does not
 // parse) or a correct result, never a signal, within a time and address-space bound, naming the
 // file at fault, leaving no partial output, and printing nothing that acts on a terminal.
 #include <gtest/gtest.h>
@@ -289,6 +289,11 @@ TEST_F(BadInputSweep, EverySubcommandOnEveryBadInputGivesANamedErrorOrAResult) {
             out, folder ? Expect::kSucceed : Expect::kEither);
     out = freshOutput();
     runCase({"survey", rel}, input.name, out, Expect::kEither);
+    // No input file here is a graph text: the graph parser refuses each, naming file and line,
+    // before anything is written.
+    out = freshOutput();
+    runCase({"optimize", rel, "--weights", rel, "-o", (out / "model").string()}, input.name, out,
+            Expect::kFail);
 #ifdef SPARSEFLOW_SANITIZED
     // Under the sanitizers the readers, converters and statistics above are what bad bytes
     // reach; benchmark, audit and run read through the same readers and then compile and time

@@ -18,5 +18,6 @@ void addOptCommand(CLI::App& app, Action& action);        // tools/sparseflow/cm
 void addTuneCommand(CLI::App& app, Action& action);       // tools/sparseflow/cmd_tune.cpp
 void addBenchmarkCommand(CLI::App& app, Action& action);  // tools/benchmark/cmd_benchmark.cpp
 void addAuditCommand(CLI::App& app, Action& action);
+void addOptimizeCommand(CLI::App& app, Action& action);  // tools/sparseflow/cmd_optimize.cpp
 
 }  // namespace sparseflow::tools

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   sparseflow::tools::addTuneCommand(app, action);
   sparseflow::tools::addBenchmarkCommand(app, action);
   sparseflow::tools::addAuditCommand(app, action);
+  sparseflow::tools::addOptimizeCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -242,6 +242,13 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
     }
     impl->reports.push_back(std::move(report));
   }
+  for (const auto& entry : options.formats) {
+    const std::string& name = entry.first;
+    const bool used = std::any_of(impl->reports.begin(), impl->reports.end(),
+                                  [&](const StepReport& r) { return r.weight == name; });
+    SF_USER_CHECK(used) << "a format is given for \"" << name
+                        << "\", which is not the weight of a linear layer of the model";
+  }
   for (ValueId o : g.outputs()) {  // an output that is a weight as it is (a constant)
     if (isParam(g, o) && !impl->paramValues.count(o)) {
       impl->paramValues[o] = denseValue<float>(model.params.at(g.node(o).name));

@@ -1,0 +1,89 @@
+// `sparseflow optimize` as a user runs it: the Graph Challenge sparse DNN from its files to the
+// expected categories, the written model read back to the same output, and bad arguments named.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "sparseflow/build.h"
+#include "sparseflow/io.h"
+#include "unit/tools/tool_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kDnn = std::string(SPARSEFLOW_DATA_DIR) + "/suitesparse/LAGraph/data/dnn_data";
+
+class CliOptimize : public sparseflow::testing::ToolTest {
+ protected:
+  sparseflow::testing::ToolResult optimize(const std::vector<std::string>& args) const {
+    std::vector<std::string> all = {"optimize"};
+    all.insert(all.end(), args.begin(), args.end());
+    return run("sparseflow", all);
+  }
+};
+
+std::set<int64_t> nonzeroRows(const fs::path& file) {
+  const sparseflow::Coo coo = sparseflow::toCoo(sparseflow::read(file.string()));
+  std::set<int64_t> rows;
+  for (int64_t e = 0; e < coo.numEntries(); ++e) {
+    if (coo.values[static_cast<size_t>(e)] != 0)
+      rows.insert(coo.coords[static_cast<size_t>(2 * e)]);
+  }
+  return rows;
+}
+
+TEST_F(CliOptimize, GraphChallengeDnnGivesTheExpectedCategoriesAndReadsBack) {
+  const auto r = optimize({kDnn, "--graph-challenge", "--layers", "30", "--rows", "1200", "--rule",
+                           "-o", "out", "--input", "Y0=" + kDnn + "/sparse-images-1024_subset.mtx",
+                           "--output", "y.mtx", "--repeat", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("matmul %4 + bias_add %5 + relu %6"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("csr_spmm"), std::string::npos);
+  EXPECT_NE(r.out.find("ms per inference"), std::string::npos);
+  const std::set<int64_t> expected = nonzeroRows(kDnn + "/neuron1024-l120-categories_subset.mtx");
+  EXPECT_EQ(expected.size(), 19u);
+  EXPECT_EQ(nonzeroRows(dir_ / "y.mtx"), expected);
+  // The written model runs again from its files, to the same output.
+  const auto again =
+      optimize({(dir_ / "out/model.sfg").string(), "--weights",
+                (dir_ / "out/weights.safetensors").string(), "--rule", "-o", "out2", "--input",
+                "Y0=" + kDnn + "/sparse-images-1024_subset.mtx", "--output", "y2.mtx"});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(sparseflow::testing::slurpFile(dir_ / "y.mtx"),
+            sparseflow::testing::slurpFile(dir_ / "y2.mtx"));
+}
+
+TEST_F(CliOptimize, BadArgumentsAreNamed) {
+  auto r = optimize({kDnn + "/n1024-l1.mtx", "-o", "out"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("needs --weights"), std::string::npos) << r.err;
+  r = optimize({kDnn, "--graph-challenge", "--layers", "31", "-o", "out"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("n1024-l31.mtx is missing"), std::string::npos) << r.err;
+  r = optimize(
+      {kDnn, "--graph-challenge", "--layers", "2", "--rule", "--format", "W9=csr", "-o", "out"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("\"W9\", which is not the weight of a linear layer"), std::string::npos)
+      << r.err;
+  // A graph whose parameter the checkpoint lacks: the error names both.
+  ASSERT_EQ(optimize({kDnn, "--graph-challenge", "--layers", "1", "--rule", "-o", "one"}).status,
+            0);
+  sparseflow::testing::ToolResult bad;
+  {
+    std::string text = sparseflow::testing::slurpFile(dir_ / "one/model.sfg");
+    const size_t at = text.find("\"W1\"");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 4, "\"Wx\"");
+    std::ofstream(dir_ / "renamed.sfg") << text;
+  }
+  bad = optimize({(dir_ / "renamed.sfg").string(), "--weights",
+                  (dir_ / "one/weights.safetensors").string(), "-o", "out3"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("no tensor \"Wx\""), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_ / "out3"));
+}
+
+}  // namespace

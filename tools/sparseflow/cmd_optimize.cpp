@@ -1,0 +1,198 @@
+// `sparseflow optimize MODEL.sfg --weights W.safetensors -o OUT/` (or `--graph-challenge DIR`): a
+// whole model through the graph pipeline (docs/graph.md): the weights' measured facts propagated,
+// compaction, specialization of every linear layer into one kernel with its format chosen by
+// measurement; writes OUT/model.sfg and OUT/weights.safetensors (weights in their chosen formats,
+// readable by this command again), prints the report, and with --input runs the model and times it.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/exec/executor.h"
+#include "graph/import/graph_challenge.h"
+#include "graph/model/compact.h"
+#include "graph/parser.h"
+#include "graph/printer.h"
+#include "sparseflow/assignments.h"
+#include "sparseflow/build.h"
+#include "sparseflow/checkpoint.h"
+#include "sparseflow/commands.h"
+#include "sparseflow/convert.h"
+#include "sparseflow/error.h"
+#include "sparseflow/io.h"
+#include "sparseflow/text_file.h"
+#include "sparseflow/text_table.h"
+#include "support/check.h"
+
+namespace sparseflow::tools {
+namespace {
+
+struct OptimizeArgs {
+  std::string model, weights, out, outputFile;
+  bool graphChallenge = false, noCompact = false, byRule = false;
+  int layers = 120, repeat = 0;
+  int64_t rows = 1, neurons = 1024;
+  std::vector<std::string> formats, inputs;
+};
+
+graph::Model loadModel(const OptimizeArgs& a) {
+  if (a.graphChallenge) {
+    graph::GraphChallengeOptions o;
+    o.layers = a.layers;
+    o.rows = a.rows;
+    o.neurons = a.neurons;
+    return graph::graphChallengeModel(a.model, o);
+  }
+  SF_USER_CHECK(!a.weights.empty()) << "optimize: a graph text needs --weights FILE.safetensors";
+  graph::Model m;
+  m.graph = graph::parseGraph(readTextFile(a.model), a.model);
+  const Checkpoint ck = Checkpoint::open(a.weights);
+  for (const graph::Node& node : m.graph.nodes()) {
+    if (node.op != graph::OpKind::kParam) continue;
+    SF_USER_CHECK(ck.contains(node.name))
+        << a.weights << ": no tensor \"" << node.name << "\" (a parameter of " << a.model << ")";
+    Tensor t = ck.tensor(node.name);
+    if (t.dtype() != node.type.dtype) {
+      ConvertOptions options;
+      options.changeDType = true;
+      options.dtype = node.type.dtype;
+      t = convert(t, t.format(), options);
+    }
+    m.params.emplace(node.name, std::move(t));
+  }
+  graph::checkModel(m);
+  return m;
+}
+
+/// The --input tensors as dense float values, checked against the graph's inputs by the run.
+std::map<std::string, graph::DenseValue<float>> loadInputs(const std::vector<std::string>& args) {
+  std::map<std::string, graph::DenseValue<float>> out;
+  for (const auto& [name, path] : assignments("--input", args, "FILE")) {
+    const Tensor t = read(path);
+    const std::vector<double> values = toDense(t);
+    out.emplace(name, graph::DenseValue<float>{t.shape(),
+                                               std::vector<float>(values.begin(), values.end())});
+  }
+  return out;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+int runOptimize(const OptimizeArgs& a) {
+  graph::Model model = loadModel(a);
+  graph::CompactionReport compaction;
+  if (!a.noCompact) model = graph::compact(model, &compaction);
+  graph::SpecializeOptions options;
+  options.measure = !a.byRule;
+  options.formats = assignments("--format", a.formats, "FORMAT");
+  const graph::Executor executor = graph::Executor::build(model, options);
+
+  std::printf("%s: %d values, %zu weights\n", a.model.c_str(), model.graph.size(),
+              model.params.size());
+  if (!a.noCompact) std::printf("compaction:\n%s", compaction.toString().c_str());
+  TextTable table({"step", "weight", "format", "provider", "density", "choice"});
+  for (const graph::StepReport& s : executor.steps()) {
+    if (s.weight.empty()) continue;
+    table.row({s.what, s.weight, s.format, s.provider, fixed(s.density, 3), s.why});
+  }
+  std::printf("%s", table.str().c_str());
+  const size_t denseSteps = static_cast<size_t>(
+      std::count_if(executor.steps().begin(), executor.steps().end(),
+                    [](const graph::StepReport& s) { return s.weight.empty(); }));
+  std::printf("%zu other steps on dense values\n", denseSteps);
+
+  // The optimized model: its graph text and its weights in the formats chosen.
+  std::filesystem::create_directories(a.out);
+  std::map<std::string, std::string> chosen;
+  for (const graph::StepReport& s : executor.steps()) {
+    if (!s.weight.empty()) chosen[s.weight] = s.format;
+  }
+  std::map<std::string, Tensor> stored;
+  CheckpointWriter writer;
+  for (const auto& [name, tensor] : model.params) {
+    // In the chosen format where it fits the graph's layout (a matmul's weight runs transposed:
+    // a 2:4 chosen for W^T may not fit W); else as it is.
+    auto it = chosen.find(name);
+    Tensor out = tensor;
+    if (it != chosen.end()) {
+      try {
+        out = convert(tensor, Format::parse(it->second, tensor.rank()));
+      } catch (const Error&) {
+      }
+    }
+    stored.emplace(name, std::move(out));
+    writer.add(name, stored.at(name));
+  }
+  const std::string graphPath = (std::filesystem::path(a.out) / "model.sfg").string();
+  const std::string weightsPath = (std::filesystem::path(a.out) / "weights.safetensors").string();
+  writeTextFile(graphPath, graph::print(model.graph));
+  writer.write(weightsPath);
+  std::printf("wrote %s and %s\n", graphPath.c_str(), weightsPath.c_str());
+
+  if (a.inputs.empty()) return 0;
+  const auto inputs = loadInputs(a.inputs);
+  std::vector<graph::DenseValue<float>> outputs = executor.run(inputs);
+  if (a.repeat > 0) {
+    std::vector<double> ms;
+    for (int r = 0; r < a.repeat; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      outputs = executor.run(inputs);
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(ms.begin(), ms.begin() + static_cast<ptrdiff_t>(ms.size() / 2), ms.end());
+    std::printf("run: %s ms per inference (median of %d, inputs read once)\n",
+                fixed(ms[ms.size() / 2], 3).c_str(), a.repeat);
+  }
+  if (!a.outputFile.empty()) {
+    const graph::DenseValue<float>& y = outputs.at(0);
+    const std::vector<double> values(y.data.begin(), y.data.end());
+    const int32_t rank = static_cast<int32_t>(y.shape.size());
+    const Tensor t =
+        fromDense(y.shape, values.data(), Format::parse(rank == 2 ? "csr" : "dense", rank));
+    write(a.outputFile, t);
+    std::printf("wrote %s (output 0, %s)\n", a.outputFile.c_str(), t.summary().c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void addOptimizeCommand(CLI::App& app, Action& action) {
+  auto args = std::make_shared<OptimizeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "optimize",
+      "A whole model through the graph pipeline: propagation of the weights' sparsity, compaction "
+      "of dead rows/columns/neurons, each linear layer specialized into one kernel (format chosen "
+      "by measurement); writes OUT/model.sfg and OUT/weights.safetensors and prints the report");
+  cmd->add_option("MODEL", args->model,
+                  "The graph text (.sfg, docs/graph.md), or with --graph-challenge the folder of "
+                  "the challenge's layer files")
+      ->required();
+  cmd->add_option("--weights", args->weights, "The weights by parameter name (.safetensors)");
+  cmd->add_option("-o,--out", args->out, "The folder to write model.sfg and weights.safetensors to")
+      ->required();
+  cmd->add_flag("--graph-challenge", args->graphChallenge,
+                "MODEL is the Graph Challenge sparse DNN's folder (n<neurons>-l<k>.mtx)");
+  cmd->add_option("--layers", args->layers, "Graph Challenge: layers (default 120)");
+  cmd->add_option("--rows", args->rows, "Graph Challenge: images per inference (default 1)");
+  cmd->add_option("--neurons", args->neurons, "Graph Challenge: neurons per layer (default 1024)");
+  cmd->add_flag("--no-compact", args->noCompact, "Keep every row, column and neuron");
+  cmd->add_flag("--rule", args->byRule,
+                "Choose formats by rule (csr below 25% density, else 2:4 when exact, else dense) "
+                "instead of timing them");
+  cmd->add_option("--format", args->formats, "NAME=FORMAT: pin a weight's format");
+  cmd->add_option("--input", args->inputs, "NAME=FILE: run the optimized model on these inputs");
+  cmd->add_option("--repeat", args->repeat, "With --input: time N inferences (median)");
+  cmd->add_option("--output", args->outputFile, "With --input: write output 0 to this file");
+  cmd->callback([&action, args] { action = [args] { return runOptimize(*args); }; });
+}
+
+}  // namespace sparseflow::tools
