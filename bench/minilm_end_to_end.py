@@ -22,15 +22,36 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import pathlib
 import statistics
+import subprocess
+import tempfile
 import time
+
+import numpy as np
 
 import torch
 
 import sparseflow as sf
 
-DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "sentences"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DATA = ROOT / "data" / "sentences"
+PEERS = ROOT / "bench" / "peers" / "onnx_peers.py"
+
+
+def run_peers(python, model, enc, runs, workdir):
+    """ONNX Runtime and DeepSparse on the model's ONNX export (static shapes), in their own venv."""
+    path = pathlib.Path(workdir) / "model.onnx"
+    inputs = pathlib.Path(workdir) / "inputs.npz"
+    names = ["input_ids", "attention_mask"]
+    with torch.no_grad():
+        torch.onnx.export(model, tuple(enc[n] for n in names), str(path), input_names=names,
+                          output_names=["last_hidden_state"], opset_version=13)
+    np.savez(inputs, **{n: enc[n].numpy() for n in names})
+    out = subprocess.run([python, str(PEERS), str(path), str(inputs), "--runs", str(runs)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def median_ms(fn, runs):
@@ -82,6 +103,8 @@ def main():
     ap.add_argument("--method", default="sparsegpt")
     ap.add_argument("--variants", nargs="*", default=["dense", "2:4", "90%", "ffn-half"])
     ap.add_argument("--batches", nargs="*", type=int, default=[1, 32])
+    ap.add_argument("--peers-python", default=str(ROOT / ".venv-peers" / "bin" / "python"),
+                    help="the venv with onnxruntime and deepsparse (scripts/install_deps.sh bench)")
     args = ap.parse_args()
     torch.set_num_threads(2)
     minilm = sf.minilm
@@ -93,9 +116,13 @@ def main():
           f"median of {args.runs} calls; pruning: {args.method} calibrated on "
           f"{len(calibration)} docstring sentences, cosine on {len(evaluation)} Perl doc "
           "sentences\n")
-    print("| variant | batch | torch (ms) | sparseflow (ms) | speedup | sentences/s | cosine to "
-          "dense | cosine to torch-pruned | formats |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    peers = pathlib.Path(args.peers_python).exists()
+    if not peers:
+        print(f"(no {args.peers_python}: ONNX Runtime and DeepSparse columns left out)\n")
+    print("| variant | batch | torch (ms) | ONNX Runtime (ms) | DeepSparse (ms) | sparseflow (ms) | "
+          "vs torch | vs DeepSparse | sentences/s | cosine to dense | cosine to torch-pruned | "
+          "formats |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     shares = {}
     for variant in args.variants:
         model, _ = sf.load_minilm()
@@ -117,9 +144,22 @@ def main():
             cos_torch = float((got * want).sum(1).mean())
             formats = collections.Counter(s.format for s in report.steps if s.weight)
             fmt = ", ".join(f"{n} {f}" for f, n in formats.most_common())
-            print(f"| {variant} | {batch}x128 | {torch_ms:.1f} | {ours_ms:.1f} | "
-                  f"{torch_ms / ours_ms:.2f}x | {batch / ours_ms * 1e3:.1f} | {cos_dense:.4f} | "
-                  f"{cos_torch:.6f} | {fmt} |", flush=True)
+            ort_ms = ds_ms = float("nan")
+            if peers:
+                with tempfile.TemporaryDirectory() as tmp:
+                    p = run_peers(args.peers_python, model, enc, args.runs, tmp)
+                ort_ms, ds_ms = p.get("onnxruntime_ms", ort_ms), p.get("deepsparse_ms", ds_ms)
+                with torch.no_grad():  # the peers ran the same model: compare outputs
+                    ref = model(**enc).last_hidden_state.double().flatten()[:4096]
+                for key in ("onnxruntime_out", "deepsparse_out"):
+                    if key in p:
+                        diff = float((torch.tensor(p[key]) - ref[: len(p[key])]).abs().max())
+                        if diff > 1e-2:
+                            print(f"  warning: {key[:-4]} differs from torch by {diff:.3g}")
+            print(f"| {variant} | {batch}x128 | {torch_ms:.1f} | {ort_ms:.1f} | {ds_ms:.1f} | "
+                  f"{ours_ms:.1f} | {torch_ms / ours_ms:.2f}x | {ds_ms / ours_ms:.2f}x | "
+                  f"{batch / ours_ms * 1e3:.1f} | {cos_dense:.4f} | {cos_torch:.6f} | {fmt} |",
+                  flush=True)
             if batch == max(args.batches):
                 arrays = {k: v.numpy() for k, v in enc.items()}
                 ms = opt._executor.profile(arrays)
