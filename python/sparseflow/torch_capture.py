@@ -262,6 +262,18 @@ class _Writer:
             index %= self.values[x].shape[dim]
             s = self.op("slice", [self.value(x)], axis=dim % r, start=index, end=index + 1)
             return self.op("reshape", [s], shape=self.shape(node))
+        if f is aten.convolution.default:
+            # (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+            if args[6] or len(self.shape(node)) != 4:
+                raise NotSupported(f"{node.name}: only 2-D, non-transposed convolutions")
+            stride, padding, dilation = (list(args[3]), list(args[4]), list(args[5]))
+            if any(len(v) != 2 for v in (stride, padding, dilation)):
+                raise NotSupported(f"{node.name}: padding given as {padding} (two values needed)")
+            ops = [self.value(x), self.value(args[1])]
+            if args[2] is not None:
+                ops.append(self.value(args[2]))
+            return self.op("conv2d", ops, stride=stride, padding=padding, dilation=dilation,
+                           groups=int(args[8]))
         if f is aten.embedding.default:
             return self.op("embedding", [self.value(args[0]), self.value(args[1])])
         if f in (aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default):

@@ -36,7 +36,8 @@ namespace sparseflow::graph {
   X(kReduceSum, "reduce_sum")     \
   X(kReduceMax, "reduce_max")     \
   X(kMinimum, "minimum")          \
-  X(kMaximum, "maximum")
+  X(kMaximum, "maximum")          \
+  X(kConv2d, "conv2d")
 
 /// One operator of the graph IR.
 enum class OpKind : int32_t {

@@ -46,7 +46,7 @@ class RuleRegistry {
 /// The rules of every operator, registered once by the families below.
 const RuleRegistry& defaultRules();
 
-void addLinearRules(RuleRegistry& registry);       ///< linear, matmul, batch_matmul, embedding
+void addLinearRules(RuleRegistry& registry);  ///< linear, matmul, batch_matmul, embedding, conv2d
 void addElementwiseRules(RuleRegistry& registry);  ///< add, mul, bias_add, activations
 void addShapeRules(RuleRegistry& registry);        ///< reshape, transpose, slice, concat
 void addNormalizeRules(RuleRegistry& registry);    ///< softmax, layer_norm, reductions

@@ -1,6 +1,6 @@
-// Rules of the contractions: linear (y = x W^T + b), matmul, batch_matmul, and embedding (a
-// gather of table rows). SparTA's chain runs through linear: a zero row of W with a zero bias entry
-// makes a zero result column; a zero operand column makes the matching W column dead.
+// Rules of the contractions: linear (y = x W^T + b), matmul, batch_matmul, conv2d, and embedding
+// (a gather of table rows). SparTA's chain runs through linear: a zero row of W with a zero bias
+// entry makes a zero result column; a zero operand column makes the matching W column dead.
 #include "graph/rules.h"
 
 namespace sparseflow::graph {
@@ -94,6 +94,42 @@ std::vector<SliceSets> embeddingBackward(const RuleContext& ctx) {
   return out;
 }
 
+// conv2d(x [N, C, H, W], w [O, C/g, kh, kw], b [O]?) -> y [N, O, Ho, Wo]: output channel o is zero
+// when filter o and b[o] are; with one group, input channel c meets only zeros of w when w's
+// channel c is zero (and the reverse).
+Tesa conv2dForward(const RuleContext& ctx) {
+  const Node& x = ctx.operand(0);
+  const Node& w = ctx.operand(1);
+  const int64_t out = w.type.shape[0];
+  const bool hasBias = ctx.arity() == 3;
+  const IndexSet biasZero = hasBias ? (isAllZero(ctx.operand(2).tesa, ctx.operand(2).type)
+                                           ? IndexSet::range(0, out)
+                                           : slicesAt(ctx.operand(2).tesa.zero, 0))
+                                    : IndexSet::range(0, out);
+  Tesa t;
+  IndexSet channelZero = intersect(slicesAt(w.tesa.zero, 0), biasZero);
+  if (isAllZero(x.tesa, x.type) || isAllZero(w.tesa, w.type)) channelZero = biasZero;
+  setSlices(t.zero, 1, channelZero);
+  if (biasZero.covers(out)) setSlices(t.zero, 0, slicesAt(x.tesa.zero, 0));
+  return t;
+}
+
+std::vector<SliceSets> conv2dBackward(const RuleContext& ctx) {
+  const Node& x = ctx.operand(0);
+  const Node& w = ctx.operand(1);
+  const SliceSets& dead = ctx.node.tesa.dead;
+  const bool oneGroup = ctx.intAttr("groups") == 1;
+  std::vector<SliceSets> out(ctx.arity());
+  setSlices(out[0], 0, slicesAt(dead, 0));  // an image no output reads
+  if (oneGroup) {
+    setSlices(out[0], 1, slicesAt(w.tesa.zero, 1));  // input channel c meets only zeros
+    setSlices(out[1], 1, slicesAt(x.tesa.zero, 1));  // w channel c multiplies zeros of x
+  }
+  setSlices(out[1], 0, slicesAt(dead, 1));  // filter o makes only dead channel o
+  if (ctx.arity() == 3) setSlices(out[2], 0, slicesAt(dead, 1));
+  return out;
+}
+
 }  // namespace
 
 void addLinearRules(RuleRegistry& registry) {
@@ -101,6 +137,7 @@ void addLinearRules(RuleRegistry& registry) {
   registry.add(OpKind::kMatmul, {matmulForward, matmulBackward});
   registry.add(OpKind::kBatchMatmul, {matmulForward, matmulBackward});
   registry.add(OpKind::kEmbedding, {embeddingForward, embeddingBackward});
+  registry.add(OpKind::kConv2d, {conv2dForward, conv2dBackward});
 }
 
 }  // namespace sparseflow::graph

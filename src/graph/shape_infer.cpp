@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "support/check.h"
 
@@ -131,6 +132,55 @@ TensorType matmulType(const OpChecker& c, bool batched) {
   TensorType out = c.type(0);
   out.shape.back() = c.shape(1).back();
   return out;
+}
+
+/// conv2d(x [N, C, H, W], w [O, C / groups, kh, kw], b [O]?): stride, padding and dilation
+/// ([2] each; defaults 1, 0, 1) and groups (default 1) are written back resolved.
+TensorType conv2dType(const OpChecker& c, size_t n) {
+  c.arity(2, 3);
+  c.allowedAttrs({"stride", "padding", "dilation", "groups"});
+  OpAttrs& attrs = c.attrs();
+  if (!attrs.count("stride")) attrs["stride"] = Shape{1, 1};
+  if (!attrs.count("padding")) attrs["padding"] = Shape{0, 0};
+  if (!attrs.count("dilation")) attrs["dilation"] = Shape{1, 1};
+  if (!attrs.count("groups")) attrs["groups"] = int64_t{1};
+  const Shape stride = c.listAttr("stride"), padding = c.listAttr("padding");
+  const Shape dilation = c.listAttr("dilation");
+  const int64_t groups = c.intAttr("groups");
+  for (const auto& [name, v, lo] :
+       {std::tuple<const char*, const Shape&, int64_t>{"stride", stride, 1},
+        {"padding", padding, 0},
+        {"dilation", dilation, 1}}) {
+    SF_USER_CHECK(v.size() == 2 && v[0] >= lo && v[1] >= lo && v[0] <= (1 << 20) &&
+                  v[1] <= (1 << 20))
+        << c.where() << ": " << name << " must be two integers of at least " << lo;
+  }
+  c.rankIs(0, 4);
+  c.rankIs(1, 4);
+  c.sameDType(0, 1);
+  const Shape& x = c.shape(0);
+  const Shape& w = c.shape(1);
+  SF_USER_CHECK(groups >= 1 && x[1] % groups == 0 && w[0] % groups == 0)
+      << c.where() << ": groups " << groups << " must divide the " << x[1]
+      << " input channels and the " << w[0] << " output channels";
+  SF_USER_CHECK(w[1] * groups == x[1])
+      << c.where() << ": the weight takes " << w[1] << " channels per group, the input has " << x[1]
+      << " in " << groups << " groups";
+  if (n == 3) {
+    c.rankIs(2, 1);
+    c.sameDType(0, 2);
+    c.extentsMatch(2, 0, 1, 0);
+  }
+  Shape out = {x[0], w[0], 0, 0};
+  for (size_t d = 0; d < 2; ++d) {
+    const int64_t span = dilation[d] * (w[2 + d] - 1) + 1;
+    const int64_t room = x[2 + d] + 2 * padding[d] - span;
+    SF_USER_CHECK(room >= 0) << c.where() << ": the kernel (" << span
+                             << " with dilation) is larger than the padded input ("
+                             << x[2 + d] + 2 * padding[d] << ") along dim " << 2 + d;
+    out[2 + d] = room / stride[d] + 1;
+  }
+  return TensorType{c.type(0).dtype, out};
 }
 
 /// numpy broadcasting of two operands (add, mul).
@@ -312,6 +362,7 @@ TensorType inferType(OpKind op, const std::vector<InferOperand>& operands, OpAtt
     case OpKind::kMinimum:
     case OpKind::kMaximum: out = broadcastType(c); break;
     case OpKind::kBiasAdd: out = biasAddType(c); break;
+    case OpKind::kConv2d: out = conv2dType(c, n); break;
     case OpKind::kRelu:
     case OpKind::kGelu:
     case OpKind::kSilu:

@@ -270,3 +270,34 @@ def test_minilm_end_to_end_with_2_4_ffn():
                            max_length=enc["input_ids"].shape[1], return_tensors="pt"))
     with torch.no_grad():
         assert _close(opt(**other).last_hidden_state, model(**other).last_hidden_state)
+
+
+class _Cnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, stride=2)
+        self.c3 = nn.Conv2d(8, 4, 1, groups=2)
+        self.fc = nn.Linear(4 * 3 * 3, 10)
+
+    def forward(self, x):
+        y = self.c3(F.relu(self.c2(F.relu(self.c1(x)))))
+        return self.fc(torch.flatten(y, 1))
+
+
+def test_cnn_with_pruned_filters(seed):
+    """Convolutions (padding, stride, groups) through sf.optimize; zero filters of the first
+    convolution (with zero bias) are compacted away with the second's matching input channels.
+    (Channels that reach the flatten stay: a reshape keeps its dimensions whole.)"""
+    torch.manual_seed(seed)
+    model = _Cnn().eval()
+    with torch.no_grad():
+        model.c1.weight[[2, 5]] = 0
+        model.c1.bias[[2, 5]] = 0
+    x = torch.randn(2, 3, 8, 8)
+    opt, report = sf.optimize(model, x, measure=False, timing_runs=1)
+    with torch.no_grad():
+        assert _close(opt(x), model(x))
+    removed = {(r["param"], r["dim"]): r["removed"] for r in report.removed}
+    assert removed == {("c1.weight", 0): 2, ("c1.bias", 0): 2, ("c2.weight", 1): 2}, removed
+    assert sum("conv2d" in s.what for s in report.steps) == 3

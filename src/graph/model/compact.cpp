@@ -133,6 +133,24 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
       dims.pinAll(v);
       dims.pinAll(in(0));
       break;
+    case OpKind::kConv2d: {  // x [N, C, H, W], w [O, C/g, kh, kw], b [O] -> y [N, O, Ho, Wo]
+      dims.link(v, 0, in(0), 0);
+      dims.link(v, 1, in(1), 0);
+      if (node.inputs.size() > 2) dims.link(v, 1, in(2), 0);
+      if (std::get<int64_t>(node.attrs.at("groups")) == 1) {
+        dims.link(in(0), 1, in(1), 1);
+      } else {  // channels split in groups: removing some would move the group boundaries
+        dims.pin(v, 1);
+        dims.pin(in(0), 1);
+        dims.pin(in(1), 1);
+      }
+      for (int64_t d = 2; d < 4; ++d) {
+        dims.pin(v, d);
+        dims.pin(in(0), d);
+        dims.pin(in(1), d);
+      }
+      break;
+    }
     case OpKind::kEmbedding:  // table [V, D], ids [...] -> [..., D]
       dims.link(v, rank - 1, in(0), 1);
       dims.pin(in(0), 0);

@@ -240,6 +240,44 @@ DenseValue<T> reduce(const Shape& shape, const DenseValue<T>& x, int64_t axis, b
   return out;
 }
 
+/// Direct convolution: every (image, output channel) plane in parallel.
+template <typename T>
+DenseValue<T> conv2d(const Node& node, const Shape& shape, const DenseValue<T>& x,
+                     const DenseValue<T>& w, const DenseValue<T>* b) {
+  DenseValue<T> out = zeros<T>(shape);
+  const Shape stride = listAttr(node, "stride"), pad = listAttr(node, "padding");
+  const Shape dil = listAttr(node, "dilation");
+  const int64_t groups = intAttr(node, "groups");
+  const int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  const int64_t o = w.shape[0], cg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+  const int64_t ho = shape[2], wo = shape[3], og = o / groups;
+#pragma omp parallel for schedule(static) if (n * o * ho * wo * cg * kh * kw > 1000000)
+  for (int64_t plane = 0; plane < n * o; ++plane) {
+    const int64_t img = plane / o, oc = plane % o, g = oc / og;
+    T* y = out.data.data() + plane * ho * wo;
+    const T bias = b ? b->data[static_cast<size_t>(oc)] : T(0);
+    for (int64_t i = 0; i < ho * wo; ++i) y[i] = bias;
+    for (int64_t ci = 0; ci < cg; ++ci) {
+      const T* xin = x.data.data() + (img * c + g * cg + ci) * h * wd;
+      for (int64_t r = 0; r < kh; ++r) {
+        for (int64_t s = 0; s < kw; ++s) {
+          const T wv = w.data[static_cast<size_t>(((oc * cg + ci) * kh + r) * kw + s)];
+          if (wv == T(0)) continue;  // a pruned tap: structural, as the sparse kernels
+          for (int64_t yi = 0; yi < ho; ++yi) {
+            const int64_t xi = yi * stride[0] - pad[0] + r * dil[0];
+            if (xi < 0 || xi >= h) continue;
+            for (int64_t yj = 0; yj < wo; ++yj) {
+              const int64_t xj = yj * stride[1] - pad[1] + s * dil[1];
+              if (xj >= 0 && xj < wd) y[yi * wo + yj] += wv * xin[xi * wd + xj];
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
 template <typename T>
 DenseValue<T> embedding(const Graph& graph, const Node& node, const Shape& shape,
                         const DenseValue<T>& table, const DenseValue<T>& ids) {
@@ -314,6 +352,8 @@ DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
       return out;
     }
     case OpKind::kEmbedding: return embedding(graph, node, shape, x, *operands.at(1));
+    case OpKind::kConv2d:
+      return conv2d(node, shape, x, *operands.at(1), operands.size() > 2 ? operands[2] : nullptr);
     case OpKind::kReduceSum: return reduce(shape, x, intAttr(node, "axis"), false);
     case OpKind::kReduceMax: return reduce(shape, x, intAttr(node, "axis"), true);
   }

@@ -360,3 +360,74 @@ output %2, %3, %4, %5, %7
 
 }  // namespace
 }  // namespace sparseflow::graph
+
+namespace sparseflow::graph {
+namespace {
+
+// conv2d against the convolution written out per output element (stride 2, padding 1, dilation
+// 2, two groups), and compaction of a small CNN: filters of conv1 that are zero with their bias
+// go, with the matching input channels of conv2; the output is unchanged.
+TEST(GraphModel, Conv2dAndItsCompaction) {
+  std::mt19937_64 rng(freshSeed());
+  Model m;
+  m.graph = parseGraph(R"(%0 = input "x" : f64[2, 4, 7, 6]
+%1 = param "w" : f64[6, 2, 3, 2]
+%2 = param "b" : f64[6]
+%3 = conv2d(%0, %1, %2, stride=[2, 1], padding=[1, 1], dilation=[2, 2], groups=2)
+output %3
+)");
+  const std::vector<double> wv = randomValues(6 * 2 * 3 * 2, rng), bv = randomValues(6, rng);
+  m.params["w"] = denseTensor({6, 2, 3, 2}, wv);
+  m.params["b"] = denseTensor({6}, bv);
+  const DenseValue<double> x = randomInput({2, 4, 7, 6}, rng);
+  const auto out = evaluateModel<double>(m, {{"x", x}});
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{2, 6, 3, 6}));
+  for (int64_t n = 0; n < 2; ++n) {
+    for (int64_t o = 0; o < 6; ++o) {
+      for (int64_t i = 0; i < 3; ++i) {
+        for (int64_t j = 0; j < 6; ++j) {
+          double want = bv[static_cast<size_t>(o)];
+          for (int64_t c = 0; c < 2; ++c) {
+            for (int64_t r = 0; r < 3; ++r) {
+              for (int64_t s = 0; s < 2; ++s) {
+                const int64_t yi = i * 2 - 1 + 2 * r, xj = j - 1 + 2 * s, ch = (o / 3) * 2 + c;
+                if (yi < 0 || yi >= 7 || xj < 0 || xj >= 6) continue;
+                want += wv[static_cast<size_t>(((o * 2 + c) * 3 + r) * 2 + s)] *
+                        x.data[static_cast<size_t>(((n * 4 + ch) * 7 + yi) * 6 + xj)];
+              }
+            }
+          }
+          EXPECT_NEAR(out[0].data[static_cast<size_t>(((n * 6 + o) * 3 + i) * 6 + j)], want, 1e-13);
+        }
+      }
+    }
+  }
+  Model cnn;
+  cnn.graph = parseGraph(R"(%0 = input "x" : f64[2, 3, 8, 8]
+%1 = param "c1.weight" : f64[8, 3, 3, 3]
+%2 = param "c1.bias" : f64[8]
+%3 = conv2d(%0, %1, %2, padding=[1, 1])
+%4 = relu(%3)
+%5 = param "c2.weight" : f64[5, 8, 3, 3]
+%6 = conv2d(%4, %5, stride=[2, 2])
+output %6
+)");
+  std::vector<double> w1 = randomValues(8 * 27, rng), b1 = randomValues(8, rng);
+  for (int64_t o : {1, 4, 5}) {
+    std::fill_n(w1.begin() + o * 27, 27, 0.0);
+    b1[static_cast<size_t>(o)] = 0;
+  }
+  cnn.params["c1.weight"] = denseTensor({8, 3, 3, 3}, w1);
+  cnn.params["c1.bias"] = denseTensor({8}, b1);
+  cnn.params["c2.weight"] = denseTensor({5, 8, 3, 3}, randomValues(5 * 72, rng));
+  CompactionReport report;
+  const Model c = compact(cnn, &report);
+  EXPECT_EQ(c.params.at("c1.weight").shape(), (std::vector<int64_t>{5, 3, 3, 3}))
+      << report.toString();
+  EXPECT_EQ(c.params.at("c2.weight").shape(), (std::vector<int64_t>{5, 5, 3, 3}));
+  const std::map<std::string, DenseValue<double>> in = {{"x", randomInput({2, 3, 8, 8}, rng)}};
+  EXPECT_LE(maxRelativeDifference(evaluateModel(c, in), evaluateModel(cnn, in)), 1e-12);
+}
+
+}  // namespace
+}  // namespace sparseflow::graph

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "graph_test_util.h"
+#include "sparseflow/error.h"
 
 namespace sparseflow::graph {
 namespace {
@@ -186,6 +187,52 @@ output %3, %5, %7, %9
   EXPECT_EQ(tesaOf(g, 7), "{zero@1=[5]}");
   EXPECT_EQ(tesaOf(g, 8), "{zero@1=[1], dead@1=[4, 5], ge=0}");
   EXPECT_EQ(tesaOf(g, 6), "{zero@0=[1, 5]}");
+}
+
+// conv2d: filter o with a zero bias entry gives a zero output channel (forward); a zero input
+// channel of every filter leaves that input channel dead, and a dead output channel its filter and
+// bias entry (backward); with groups the channel facts stop at the group boundaries.
+TEST(GraphRules, Conv2dChannels) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[2, 4, 9, 9] {zero@0=[1]}
+%1 = param "w1" : f32[6, 4, 3, 3] {zero@0=[2], zero@1=[3]}
+%2 = param "b1" : f32[6] {zero@0=[2, 5]}
+%3 = conv2d(%0, %1, %2, stride=[2, 2], padding=[1, 1])
+%4 = relu(%3)
+%5 = param "w2" : f32[3, 6, 1, 1] {zero@1=[4]}
+%6 = conv2d(%4, %5)
+%7 = param "w3" : f32[4, 3, 3, 3] {zero@1=[1]}
+%8 = conv2d(%6, %7, groups=1, dilation=[2, 2])
+%9 = slice(%8, axis=1, start=0, end=2)
+output %9
+)");
+  EXPECT_EQ(printNode(g, 3),
+            "%3 = conv2d(%0, %1, %2, dilation=[1, 1], groups=1, padding=[1, 1], stride=[2, 2]) : "
+            "f32[2, 6, 5, 5] {zero@1=[2], dead@1=[4]}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@0=[1], dead@1=[3]}");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[2], zero@1=[3], dead@0=[4]}");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@0=[2, 5], dead@0=[4]}");
+  EXPECT_EQ(tesaOf(g, 5), "{zero@1=[4], dead@0=[1], dead@1=[2]}");
+  EXPECT_EQ(tesaOf(g, 6), "{dead@1=[1]}");
+  EXPECT_EQ(tesaOf(g, 7), "{zero@1=[1], dead@0=[2, 3]}");
+  EXPECT_EQ(printNode(g, 8).substr(0, 70),
+            "%8 = conv2d(%6, %7, dilation=[2, 2], groups=1, padding=[0, 0], stride=");
+  // Groups: channel facts do not cross them; a bias-free conv keeps zero images.
+  const Graph h = propagated(R"(%0 = input "x" : f32[2, 4, 5, 5] {zero@0=[0], zero@1=[1]}
+%1 = param "w" : f32[4, 2, 3, 3] {zero@1=[0]}
+%2 = conv2d(%0, %1, groups=2)
+output %2
+)");
+  EXPECT_EQ(tesaOf(h, 2), "{zero@0=[0]}");
+  EXPECT_EQ(tesaOf(h, 0), "{zero@0=[0], zero@1=[1]}");
+  EXPECT_EQ(tesaOf(h, 1), "{zero@1=[0]}");
+  // Shapes and attributes are checked, naming the operator.
+  EXPECT_THROW(parseGraph("%0 = input \"x\" : f32[1, 3, 4, 4]\n%1 = param \"w\" : f32[2, 3, 5, "
+                          "5]\n%2 = conv2d(%0, %1)"),
+               Error);
+  EXPECT_THROW(parseGraph("%0 = input \"x\" : f32[1, 3, 4, 4]\n%1 = param \"w\" : f32[2, 3, 1, "
+                          "1]\n%2 = conv2d(%0, %1, groups=2)"),
+               Error);
+  EXPECT_TRUE(graphsEqual(parseGraph(print(g)), g));
 }
 
 TEST(GraphRules, BoundsThatOverflowAreDropped) {
