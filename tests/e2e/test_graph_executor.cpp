@@ -15,6 +15,7 @@
 #include "graph/parser.h"
 #include "sparseflow/build.h"
 #include "sparseflow/error.h"
+#include "sparseflow/graph.h"
 #include "sparseflow/io.h"
 
 namespace sparseflow::graph {
@@ -230,6 +231,57 @@ TEST(GraphExecutor, GraphChallengeSparseDnnCategories) {
     expect.insert(expected.coords[static_cast<size_t>(2 * q)]);
   EXPECT_EQ(expect.size(), 19u);
   EXPECT_EQ(categories, expect);
+}
+
+// The public API (include/sparseflow/graph.h) as a C++ user calls it: text and weights in,
+// compaction summary, the executor's steps and outputs.
+TEST(GraphModelApi, CompactAndRunFromThePublicHeader) {
+  std::mt19937_64 rng(freshSeed());
+  std::vector<double> w1 = randomValues(8 * 4, rng), b1 = randomValues(8, rng);
+  for (int64_t i = 0; i < 4; ++i) w1[static_cast<size_t>(3 * 4 + i)] = 0;  // neuron 3 never fires
+  b1[3] = 0;
+  const std::vector<double> w2 = randomValues(2 * 8, rng);
+  std::map<std::string, Tensor> params = {
+      {"w1", f32Tensor({8, 4}, w1)}, {"b1", f32Tensor({8}, b1)}, {"w2", f32Tensor({2, 8}, w2)}};
+  const GraphModel model = GraphModel::fromText(R"(%0 = input "x" : f32[3, 4]
+%1 = param "w1" : f32[8, 4]
+%2 = param "b1" : f32[8]
+%3 = linear(%0, %1, %2)
+%4 = relu(%3)
+%5 = param "w2" : f32[2, 8]
+%6 = linear(%4, %5)
+output %6
+)",
+                                                params, "mlp.sfg");
+  EXPECT_NE(model.annotatedText().find("zero@0=[3]"), std::string::npos) << model.annotatedText();
+  CompactionSummary summary;
+  const GraphModel small = model.compacted(&summary);
+  ASSERT_EQ(summary.removed.size(), 3u) << summary.text;
+  EXPECT_EQ(small.params().at("w1").shape(), (std::vector<int64_t>{7, 4}));
+  ModelExecutorOptions options;
+  options.measure = false;
+  const ModelExecutor run = ModelExecutor::build(small, options);
+  ASSERT_EQ(run.steps().size(), 2u);
+  EXPECT_EQ(run.steps()[0].what, "linear %3 + relu %4");
+  DenseArray x{{3, 4}, {}};
+  for (int i = 0; i < 12; ++i) x.data.push_back(static_cast<float>(std::sin(i)));
+  const std::vector<DenseArray> y = run.run({{"x", x}});
+  ASSERT_EQ(y.size(), 1u);
+  ASSERT_EQ(y[0].shape, (std::vector<int64_t>{3, 2}));
+  for (int64_t r = 0; r < 3; ++r) {
+    for (int64_t o = 0; o < 2; ++o) {
+      double want = 0;
+      for (int64_t h = 0; h < 8; ++h) {
+        double a = b1[static_cast<size_t>(h)];
+        for (int64_t i = 0; i < 4; ++i)
+          a += w1[static_cast<size_t>(h * 4 + i)] * x.data[static_cast<size_t>(r * 4 + i)];
+        want += w2[static_cast<size_t>(o * 8 + h)] * std::max(0.0, a);
+      }
+      EXPECT_NEAR(y[0].data[static_cast<size_t>(r * 2 + o)], want, 1e-5);
+    }
+  }
+  EXPECT_THROW(GraphModel::fromText("%0 = input \"x\" : f32[2]\n%1 = param \"w\" : f32[2]\n", {}),
+               Error);
 }
 
 }  // namespace
