@@ -1,6 +1,7 @@
 // Running a specialized model: values in definition order, each dropped after its last use.
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <sstream>
 
 #include "graph/exec/executor_impl.h"
@@ -11,13 +12,49 @@
 namespace sparseflow::graph {
 namespace {
 
-/// Runs the kernel of `step` on rows x[rows, in] into y (resized to rows x out).
+/// X [rows, in] as csr (int32 indices) when it has at most `limit` nonzeros, else nullopt.
+std::optional<Tensor> sparseRows(const float* x, int64_t rows, int64_t in, int64_t limit) {
+  int64_t nnz = 0;
+  for (int64_t e = 0; e < rows * in; ++e) nnz += x[e] != 0;
+  if (nnz > limit || nnz >= (int64_t{1} << 31)) return std::nullopt;
+  Buffer pos = Buffer::zeros(DType::kI32, rows + 1), crd = Buffer::zeros(DType::kI32, nnz);
+  Buffer values = Buffer::zeros(DType::kF32, nnz);
+  int32_t* p = pos.as<int32_t>();
+  int32_t* c = crd.as<int32_t>();
+  float* v = values.as<float>();
+  int32_t q = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < in; ++k) {
+      const float value = x[r * in + k];
+      if (value == 0) continue;
+      c[q] = static_cast<int32_t>(k);
+      v[q++] = value;
+    }
+    p[r + 1] = q;
+  }
+  return Tensor({rows, in}, DType::kF32, Format::parse("csr", 2),
+                {LevelStorage{}, LevelStorage{std::move(pos), std::move(crd), Buffer()}},
+                std::move(values));
+}
+
+/// Runs the kernel of `step` on rows x[rows, in] into y (resized to rows x out): through the
+/// sparse-input path when x has few nonzeros.
 void runKernel(const ExecStep& step, const float* x, int64_t rows, float* y) {
   const Format dense = Format::parse("dense", 2);
-  const Tensor X({rows, step.in}, DType::kF32, dense, {{}, {}},
-                 Buffer::view(DType::kF32, const_cast<float*>(x), rows * step.in));
   Tensor Y({rows, step.out}, DType::kF32, dense, {{}, {}},
            Buffer::view(DType::kF32, y, rows * step.out));
+  if (step.hasSparseInputPath) {
+    const auto limit =
+        static_cast<int64_t>(kSparseInputDensity * static_cast<double>(rows * step.in));
+    if (std::optional<Tensor> xs = sparseRows(x, rows, step.in, limit)) {
+      std::map<std::string, const Tensor*> args = {{"X", &*xs}, {"Wt", &step.weightT}};
+      if (step.bias) args["b"] = &*step.bias;
+      step.sparseInputKernel.run(args, Y);
+      return;
+    }
+  }
+  const Tensor X({rows, step.in}, DType::kF32, dense, {{}, {}},
+                 Buffer::view(DType::kF32, const_cast<float*>(x), rows * step.in));
   std::map<std::string, const Tensor*> args = {{"X", &X}, {"W", &step.weight}};
   if (step.bias) args["b"] = &*step.bias;
   step.kernel.run(args, Y);

@@ -21,7 +21,16 @@ struct ExecStep {
   Kernel kernel;
   Tensor weight;
   std::optional<Tensor> bias;
+  // For inputs with few nonzeros (activations after a relu): Y = epilogue(X Wt + b) with X made
+  // csr at run time and Wt = W^T dense [in, out], so the work follows X's nonzeros.
+  Kernel sparseInputKernel;
+  Tensor weightT;
+  bool hasSparseInputPath = false;
 };
+
+/// Below this fraction of nonzeros in X's live rows, a kernel step with a sparse-input path takes
+/// it.
+inline constexpr double kSparseInputDensity = 0.12;
 
 struct Executor::Impl {
   Graph graph;

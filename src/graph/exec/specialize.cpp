@@ -155,6 +155,16 @@ ExecStep kernelStep(const Model& m, const LinearChain& c, const std::string& for
   KernelOptions options;
   options.formats = {{"W", format}};
   step.kernel = Kernel::compile(kernelText(c), options);
+  // The sparse-input path (relu activations are often mostly zero): X in csr against W^T dense.
+  if (step.in * step.out <= (int64_t{1} << 26)) {
+    step.weightT = transpose(c.weight, Format::parse("dense", 2));
+    KernelOptions sparseX;
+    sparseX.formats = {{"X", "csr"}};
+    std::string text = kernelText(c);
+    text.replace(text.find("W(o,k)"), 6, "Wt(k,o)");
+    step.sparseInputKernel = Kernel::compile(text, sparseX);
+    step.hasSparseInputPath = true;
+  }
   return step;
 }
 
