@@ -129,9 +129,18 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
       runKernelStep(step, value(step.x), g.node(step.result).type.shape, result);
     } else {
       const Node& node = g.node(step.node);
-      std::vector<const DenseValue<float>*> operands;
-      for (ValueId in : node.inputs) operands.push_back(&value(in));
-      result = evaluateOp<float>(g, node, operands);
+      const ValueId in0 = node.inputs.empty() ? -1 : node.inputs[0];
+      const auto& dying = p.freeAfter[s];
+      if (node.op == OpKind::kReshape && !p.paramValues.count(in0) &&
+          std::find(dying.begin(), dying.end(), in0) != dying.end()) {
+        // The same row-major data: the operand's buffer is taken over (it is freed here anyway).
+        result.shape = node.type.shape;
+        result.data = std::move(values[static_cast<size_t>(in0)].data);
+      } else {
+        std::vector<const DenseValue<float>*> operands;
+        for (ValueId in : node.inputs) operands.push_back(&value(in));
+        result = evaluateOp<float>(g, node, operands);
+      }
     }
     for (ValueId v : p.freeAfter[s]) values[static_cast<size_t>(v)] = {};
     if (stepMs) {
