@@ -125,7 +125,21 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
     const ExecStep& step = p.steps[s];
     const auto t0 = std::chrono::steady_clock::now();
     DenseValue<float>& result = values[static_cast<size_t>(step.result)];
-    if (step.isKernel) {
+    if (step.isBatchedProduct) {
+      const Node& node = g.node(step.node);
+      const DenseValue<float>& a = value(node.inputs[0]);
+      const DenseValue<float>& b = value(node.inputs[1]);
+      result.shape = node.type.shape;
+      result.data.assign(static_cast<size_t>(step.batches * step.m * step.n), 0.0f);
+      const Format dense3 = Format::parse("dense", 3);
+      const Tensor A({step.batches, step.m, step.k}, DType::kF32, dense3, {{}, {}, {}},
+                     Buffer::view(DType::kF32, const_cast<float*>(a.data.data()), a.size()));
+      const Tensor B({step.batches, step.k, step.n}, DType::kF32, dense3, {{}, {}, {}},
+                     Buffer::view(DType::kF32, const_cast<float*>(b.data.data()), b.size()));
+      Tensor C({step.batches, step.m, step.n}, DType::kF32, dense3, {{}, {}, {}},
+               Buffer::view(DType::kF32, result.data.data(), step.batches * step.m * step.n));
+      step.kernel.run({{"A", &A}, {"B", &B}}, C);
+    } else if (step.isKernel) {
       runKernelStep(step, value(step.x), g.node(step.result).type.shape, result);
     } else {
       const Node& node = g.node(step.node);

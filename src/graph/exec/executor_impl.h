@@ -13,6 +13,10 @@ namespace sparseflow::graph {
 /// dense float values.
 struct ExecStep {
   bool isKernel = false;
+  /// A product of two computed values, C[q] = A[q] B[q] for q < batches (batch_matmul, or matmul
+  /// of non-weights), run by a compiled kernel over views of the operands.
+  bool isBatchedProduct = false;
+  int64_t batches = 0, m = 0, k = 0, n = 0;
   ValueId result = -1;  ///< the value the step defines (the last node of a fused chain)
   ValueId node = -1;    ///< the operator (dense steps)
   // Kernel steps: Y[rows, out] = epilogue(X[rows, in] W[out, in]^T + b).

@@ -238,6 +238,29 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
       report.format = format;
       report.provider = step.kernel.provider();
       impl->steps.push_back(std::move(step));
+    } else if ((node.op == OpKind::kBatchMatmul || node.op == OpKind::kMatmul) &&
+               node.type.dtype == DType::kF32) {
+      // Both operands computed (attention's QK^T and PV): one generated kernel over [q, m, k] x
+      // [q, k, n] views (leading dimensions merged), vectorized for this machine by the JIT.
+      const std::vector<int64_t>& a = g.node(node.inputs[0]).type.shape;
+      const std::vector<int64_t>& b = g.node(node.inputs[1]).type.shape;
+      ExecStep step;
+      step.isBatchedProduct = true;
+      step.node = v;
+      step.result = v;
+      step.m = a[a.size() - 2];
+      step.k = a.back();
+      step.n = b.back();
+      step.batches = numElements(a) / std::max<int64_t>(step.m * step.k, 1);
+      for (ValueId in : node.inputs) {
+        if (isParam(g, in) && !impl->paramValues.count(in)) {
+          impl->paramValues[in] = denseValue<float>(model.params.at(g.node(in).name));
+        }
+      }
+      step.kernel = Kernel::compile("C(q,i,j) = sum(l, A(q,i,l) * B(q,l,j))");
+      report.what = std::string(opName(node.op)) + " %" + std::to_string(v);
+      report.provider = step.kernel.provider();
+      impl->steps.push_back(std::move(step));
     } else {
       ExecStep step;
       step.node = v;
@@ -268,7 +291,7 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
   std::vector<int64_t> last(static_cast<size_t>(g.size()), -1);
   for (size_t s = 0; s < impl->steps.size(); ++s) {
     const ExecStep& step = impl->steps[s];
-    if (step.isKernel) {
+    if (step.isKernel && !step.isBatchedProduct) {
       last[static_cast<size_t>(step.x)] = static_cast<int64_t>(s);
     } else {
       for (ValueId in : g.node(step.node).inputs)
