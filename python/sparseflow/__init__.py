@@ -7,8 +7,10 @@
     y = kernel(A=A, x=x)                            # numpy in, numpy out
     layer, diff = sf.SparseLinear.from_dense(linear, pattern="2:4", return_diff=True)
     report = sf.sparsify(model, include=["*.fc*"])
+    report = sf.prune(model, calibration_batches, pattern="2:4", method="sparsegpt")
 
-torch is imported only when SparseLinear or sparsify is first used. See docs/python.md.
+torch is imported only when SparseLinear, sparsify or prune is first used (transformers only by
+sf.load_minilm). See docs/python.md and docs/prune.md.
 """
 
 from . import nm
@@ -57,7 +59,12 @@ _TORCH_NAMES = {
     "optimize": "torch_optimize",
     "OptimizeReport": "torch_optimize",
     "OptimizedModule": "torch_optimize",
+    "prune": "torch_prune",
+    "PruneReport": "torch_prune",
+    "PrunedLayer": "torch_prune",
+    "load_minilm": "minilm",
 }
+_LAZY_MODULES = {"minilm"}  # sf.minilm.embed(...) without importing it first
 
 
 def __getattr__(name):
@@ -65,6 +72,10 @@ def __getattr__(name):
         import importlib
 
         return getattr(importlib.import_module(f".{_TORCH_NAMES[name]}", __name__), name)
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'sparseflow' has no attribute '{name}'")
 
 
@@ -108,6 +119,8 @@ __all__ = [
     "OutOfMemory",
     "OutOfRange",
     "ParseError",
+    "PruneReport",
+    "PrunedLayer",
     "SparseFlowError",
     "SparseLinear",
     "SparsifyReport",
@@ -123,8 +136,10 @@ __all__ = [
     "from_scipy",
     "from_torch",
     "load_checkpoint",
+    "load_minilm",
     "nm",
     "optimize",
+    "prune",
     "read",
     "save_checkpoint",
     "sparsify",
