@@ -157,7 +157,12 @@ int run(int argc, char** argv) {
               denseS * 1e3, grbS / denseS, denseExec.steps()[0].provider.c_str());
   std::printf("| SuiteSparse:GraphBLAS %d.%d (Y sparse) | %.1f | 1.00x | LAGraph's loop |\n",
               GxB_IMPLEMENTATION_MAJOR, GxB_IMPLEMENTATION_MINOR, grbS * 1e3);
-  std::printf("\nPer step (sparseflow):\n%s", sparse.describe().substr(0, 600).c_str());
+  std::vector<double> stepMs;
+  sparse.run(inputs, &stepMs);
+  std::printf("\nPer layer (one profiled run of the measured executor), ms:");
+  for (size_t s = 0; s < stepMs.size(); ++s)
+    std::printf("%s%.2f", s % 10 ? " " : "\n  ", stepMs[s]);
+  std::printf("\n\nPer step (sparseflow):\n%s", sparse.describe().substr(0, 600).c_str());
   for (GrB_Matrix& m : w) GrB_Matrix_free(&m);
   GrB_Matrix_free(&y0);
   GrB_finalize();

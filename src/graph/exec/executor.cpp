@@ -1,6 +1,7 @@
 // Running a specialized model: values in definition order, each dropped after its last use.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <sstream>
 
@@ -12,47 +13,49 @@
 namespace sparseflow::graph {
 namespace {
 
-/// X [rows, in] as csr (int32 indices) when it has at most `limit` nonzeros, else nullopt.
-std::optional<Tensor> sparseRows(const float* x, int64_t rows, int64_t in, int64_t limit) {
-  int64_t nnz = 0;
-  for (int64_t e = 0; e < rows * in; ++e) nnz += x[e] != 0;
-  if (nnz > limit || nnz >= (int64_t{1} << 31)) return std::nullopt;
+/// Nonzeros per row of x [rows, in] (a NaN counts), rows in parallel.
+std::vector<int64_t> rowCounts(const float* x, int64_t rows, int64_t in) {
+  std::vector<int64_t> counts(static_cast<size_t>(rows));
+#pragma omp parallel for schedule(static) if (rows * in > 65536)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * in;
+    int64_t c = 0;
+    for (int64_t k = 0; k < in; ++k) c += row[k] != 0 || row[k] != row[k];
+    counts[static_cast<size_t>(r)] = c;
+  }
+  return counts;
+}
+
+/// x [rows, in] as csr (int32 indices), from its row counts; rows filled in parallel.
+Tensor csrOf(const float* x, int64_t rows, int64_t in, const std::vector<int64_t>& counts,
+             int64_t nnz) {
   Buffer pos = Buffer::zeros(DType::kI32, rows + 1), crd = Buffer::zeros(DType::kI32, nnz);
   Buffer values = Buffer::zeros(DType::kF32, nnz);
   int32_t* p = pos.as<int32_t>();
   int32_t* c = crd.as<int32_t>();
   float* v = values.as<float>();
-  int32_t q = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    p[r + 1] = static_cast<int32_t>(p[r] + counts[static_cast<size_t>(r)]);
+#pragma omp parallel for schedule(static) if (nnz > 65536)
   for (int64_t r = 0; r < rows; ++r) {
+    int32_t q = p[r];
+    const float* row = x + r * in;
     for (int64_t k = 0; k < in; ++k) {
-      const float value = x[r * in + k];
-      if (value == 0) continue;
+      if (row[k] == 0 && row[k] == row[k]) continue;
       c[q] = static_cast<int32_t>(k);
-      v[q++] = value;
+      v[q++] = row[k];
     }
-    p[r + 1] = q;
   }
   return Tensor({rows, in}, DType::kF32, Format::parse("csr", 2),
                 {LevelStorage{}, LevelStorage{std::move(pos), std::move(crd), Buffer()}},
                 std::move(values));
 }
 
-/// Runs the kernel of `step` on rows x[rows, in] into y (resized to rows x out): through the
-/// sparse-input path when x has few nonzeros.
+/// Runs the weight's kernel of `step` on rows x[rows, in] into y[rows, out].
 void runKernel(const ExecStep& step, const float* x, int64_t rows, float* y) {
   const Format dense = Format::parse("dense", 2);
   Tensor Y({rows, step.out}, DType::kF32, dense, {{}, {}},
            Buffer::view(DType::kF32, y, rows * step.out));
-  if (step.hasSparseInputPath) {
-    const auto limit =
-        static_cast<int64_t>(kSparseInputDensity * static_cast<double>(rows * step.in));
-    if (std::optional<Tensor> xs = sparseRows(x, rows, step.in, limit)) {
-      std::map<std::string, const Tensor*> args = {{"X", &*xs}, {"Wt", &step.weightT}};
-      if (step.bias) args["b"] = &*step.bias;
-      step.sparseInputKernel.run(args, Y);
-      return;
-    }
-  }
   const Tensor X({rows, step.in}, DType::kF32, dense, {{}, {}},
                  Buffer::view(DType::kF32, const_cast<float*>(x), rows * step.in));
   std::map<std::string, const Tensor*> args = {{"X", &X}, {"W", &step.weight}};
@@ -60,47 +63,69 @@ void runKernel(const ExecStep& step, const float* x, int64_t rows, float* y) {
   step.kernel.run(args, Y);
 }
 
-/// Rows of x [rows, in] holding a nonzero (NaN counts).
-std::vector<int64_t> nonzeroRows(const float* x, int64_t rows, int64_t in) {
-  std::vector<int64_t> out;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = x + r * in;
-    if (std::any_of(row, row + in, [](float v) { return v != 0; })) out.push_back(r);
-  }
-  return out;
-}
-
-/// A kernel step. Activations are often sparse by rows (after a relu, whole images or tokens go
-/// to zero: the Graph Challenge's deeper layers): when at least a quarter of the rows of X are
-/// zero, the kernel runs on the nonzero rows only and every zero row gets the kernel's value of a
-/// zero row (its epilogue of the bias), computed once.
+/// A kernel step. Activations after a relu are often mostly zero (the Graph Challenge's deeper
+/// layers: whole images go to zero): one pass counts each row's nonzeros; with few nonzeros in
+/// all, X is made csr (empty rows for zero rows) and the sparse-input kernel runs against W^T, its
+/// work following X's nonzeros; else, when at least a quarter of the rows are zero, the weight's
+/// kernel runs on the nonzero rows only and every zero row gets the kernel's value of a zero row
+/// (its epilogue of the bias), computed once; else on all rows. The clip fused into the step
+/// (minimum and maximum by constants) is applied to the result in place.
 void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
                    const std::vector<int64_t>& shape, DenseValue<float>& result) {
   result.shape = shape;
-  result.data.assign(static_cast<size_t>(step.rows * step.out), 0.0f);
-  const std::vector<int64_t> live = nonzeroRows(x.data.data(), step.rows, step.in);
-  if (4 * static_cast<int64_t>(live.size()) > 3 * step.rows) {
+  result.data.resize(static_cast<size_t>(step.rows * step.out));
+  const std::vector<int64_t> counts = rowCounts(x.data.data(), step.rows, step.in);
+  int64_t nnz = 0, liveRows = 0;
+  for (int64_t c : counts) {
+    nnz += c;
+    liveRows += c > 0;
+  }
+  const auto limit = static_cast<int64_t>(
+      kSparseInputDensity * static_cast<double>(std::max<int64_t>(liveRows, 1) * step.in));
+  if (step.hasSparseInputPath && nnz <= limit && nnz < (int64_t{1} << 31)) {
+    const Tensor xs = csrOf(x.data.data(), step.rows, step.in, counts, nnz);
+    Tensor Y({step.rows, step.out}, DType::kF32, Format::parse("dense", 2), {{}, {}},
+             Buffer::view(DType::kF32, result.data.data(), step.rows * step.out));
+    std::map<std::string, const Tensor*> args = {{"X", &xs}, {"Wt", &step.weightT}};
+    if (step.bias) args["b"] = &*step.bias;
+    step.sparseInputKernel.run(args, Y);
+  } else if (4 * liveRows > 3 * step.rows) {
     runKernel(step, x.data.data(), step.rows, result.data.data());
-    return;
+  } else {
+    const std::vector<float> zeroRow(static_cast<size_t>(step.in), 0.0f);
+    std::vector<float> zeroOut(static_cast<size_t>(step.out));
+    runKernel(step, zeroRow.data(), 1, zeroOut.data());
+    std::vector<int64_t> live;
+    for (int64_t r = 0; r < step.rows; ++r) {
+      if (counts[static_cast<size_t>(r)] > 0) live.push_back(r);
+    }
+    std::vector<float> gathered(live.size() * static_cast<size_t>(step.in));
+    for (size_t r = 0; r < live.size(); ++r) {
+      std::copy_n(x.data.begin() + live[r] * step.in, step.in,
+                  gathered.begin() + static_cast<int64_t>(r) * step.in);
+    }
+    std::vector<float> computed(live.size() * static_cast<size_t>(step.out));
+    if (!live.empty()) {
+      runKernel(step, gathered.data(), static_cast<int64_t>(live.size()), computed.data());
+    }
+    size_t next = 0;
+    for (int64_t r = 0; r < step.rows; ++r) {
+      const bool isLive = next < live.size() && live[next] == r;
+      const float* from =
+          isLive ? computed.data() + next * static_cast<size_t>(step.out) : zeroOut.data();
+      std::copy_n(from, step.out, result.data.begin() + r * step.out);
+      next += isLive;
+    }
   }
-  const std::vector<float> zeroRow(static_cast<size_t>(step.in), 0.0f);
-  std::vector<float> zeroOut(static_cast<size_t>(step.out));
-  runKernel(step, zeroRow.data(), 1, zeroOut.data());
-  std::vector<float> gathered(live.size() * static_cast<size_t>(step.in));
-  for (size_t r = 0; r < live.size(); ++r) {
-    std::copy_n(x.data.begin() + live[r] * step.in, step.in,
-                gathered.begin() + static_cast<int64_t>(r) * step.in);
-  }
-  std::vector<float> computed(live.size() * static_cast<size_t>(step.out));
-  if (!live.empty())
-    runKernel(step, gathered.data(), static_cast<int64_t>(live.size()), computed.data());
-  size_t next = 0;
-  for (int64_t r = 0; r < step.rows; ++r) {
-    const bool isLive = next < live.size() && live[next] == r;
-    const float* from =
-        isLive ? computed.data() + next * static_cast<size_t>(step.out) : zeroOut.data();
-    std::copy_n(from, step.out, result.data.begin() + r * step.out);
-    next += isLive;
+  if (step.clipLow || step.clipHigh) {
+    const float lo = step.clipLow.value_or(-HUGE_VALF), hi = step.clipHigh.value_or(HUGE_VALF);
+    const int64_t n = step.rows * step.out;
+    float* y = result.data.data();
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (int64_t e = 0; e < n; ++e) {
+      const float v = y[e];
+      y[e] = v != v ? v : std::min(std::max(v, lo), hi);  // NaN stays, as torch.clamp
+    }
   }
 }
 

@@ -30,6 +30,8 @@ struct ExecStep {
   Kernel sparseInputKernel;
   Tensor weightT;
   bool hasSparseInputPath = false;
+  // A clip after the activation (minimum / maximum by a one-element constant), applied in place.
+  std::optional<float> clipLow, clipHigh;
 };
 
 /// Below this fraction of nonzeros in X's live rows, a kernel step with a sparse-input path takes

@@ -3,6 +3,7 @@
 // other operator runs on dense values.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -43,6 +44,7 @@ struct LinearChain {
   std::string weightName;
   std::optional<ValueId> bias;
   const char* activation = nullptr;
+  std::optional<float> clipLow, clipHigh;
   std::vector<ValueId> nodes;  ///< the linear node first, then what is fused
 };
 
@@ -83,7 +85,26 @@ std::optional<LinearChain> findChain(const Model& m, ValueId v,
     if (const char* act = fusableActivation(g.node(*u).op)) {
       c.activation = act;
       c.nodes.push_back(*u);
+      at = *u;
     }
+  }
+  // A clip by constants (the Graph Challenge's min(y, 32)): minimum / maximum with a one-element
+  // weight, applied to the kernel's result in place.
+  for (int k = 0; k < 2; ++k) {
+    auto u = single(at);
+    if (!u) break;
+    const Node& clip = g.node(*u);
+    if (clip.op != OpKind::kMinimum && clip.op != OpKind::kMaximum) break;
+    const ValueId other = clip.inputs[0] == at ? clip.inputs[1] : clip.inputs[0];
+    if (!isParam(g, other) || numElements(g.node(other).type.shape) != 1 ||
+        clip.type.shape != node.type.shape) {
+      break;
+    }
+    const double bound = toDense(m.params.at(g.node(other).name))[0];
+    if (std::isnan(bound)) break;
+    (clip.op == OpKind::kMinimum ? c.clipHigh : c.clipLow) = static_cast<float>(bound);
+    c.nodes.push_back(*u);
+    at = *u;
   }
   return c;
 }
@@ -144,6 +165,8 @@ ExecStep kernelStep(const Model& m, const LinearChain& c, const std::string& for
   step.isKernel = true;
   step.result = c.nodes.back();
   step.x = c.x;
+  step.clipLow = c.clipLow;
+  step.clipHigh = c.clipHigh;
   step.out = c.weight.shape()[0];
   step.in = c.weight.shape()[1];
   const int64_t elements = numElements(g.node(c.x).type.shape);
