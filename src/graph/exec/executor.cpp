@@ -8,6 +8,7 @@
 #include "graph/exec/executor_impl.h"
 #include "graph/model/dense_ops.h"
 #include "graph/model/evaluate.h"
+#include "kernels/epilogue_apply.h"
 #include "support/check.h"
 
 namespace sparseflow::graph {
@@ -170,11 +171,26 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
       const Node& node = g.node(step.node);
       const ValueId in0 = node.inputs.empty() ? -1 : node.inputs[0];
       const auto& dying = p.freeAfter[s];
-      if (node.op == OpKind::kReshape && !p.paramValues.count(in0) &&
-          std::find(dying.begin(), dying.end(), in0) != dying.end()) {
+      const bool operandDies = in0 >= 0 && !p.paramValues.count(in0) &&
+                               std::find(dying.begin(), dying.end(), in0) != dying.end();
+      const bool lastAxisSoftmax = node.op == OpKind::kSoftmax &&
+                                   std::get<int64_t>(node.attrs.at("axis")) == node.type.rank() - 1;
+      if (node.op == OpKind::kReshape && operandDies) {
         // The same row-major data: the operand's buffer is taken over (it is freed here anyway).
         result.shape = node.type.shape;
         result.data = std::move(values[static_cast<size_t>(in0)].data);
+      } else if (lastAxisSoftmax && node.type.rank() > 0) {
+        // Rows of the last axis in place, in vectors (the providers' softmax epilogue).
+        if (operandDies) {
+          result.data = std::move(values[static_cast<size_t>(in0)].data);
+        } else {
+          result.data = value(in0).data;
+        }
+        result.shape = node.type.shape;
+        const int64_t cols = node.type.shape.back();
+        kernels::applyRowEpilogue(kernels::RowEpilogue::kSoftmax, result.data.data(),
+                                  cols == 0 ? 0 : static_cast<int64_t>(result.data.size()) / cols,
+                                  cols);
       } else {
         std::vector<const DenseValue<float>*> operands;
         for (ValueId in : node.inputs) operands.push_back(&value(in));
