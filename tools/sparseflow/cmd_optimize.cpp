@@ -38,7 +38,7 @@ struct OptimizeArgs {
   std::vector<std::string> formats, inputs;
 };
 
-graph::Model loadModel(const OptimizeArgs& a) {
+graph::Model readOptimizeModel(const OptimizeArgs& a) {
   if (a.graphChallenge) {
     graph::GraphChallengeOptions o;
     o.layers = a.layers;
@@ -68,7 +68,8 @@ graph::Model loadModel(const OptimizeArgs& a) {
 }
 
 /// The --input tensors as dense float values, checked against the graph's inputs by the run.
-std::map<std::string, graph::DenseValue<float>> loadInputs(const std::vector<std::string>& args) {
+std::map<std::string, graph::DenseValue<float>> readModelInputs(
+    const std::vector<std::string>& args) {
   std::map<std::string, graph::DenseValue<float>> out;
   for (const auto& [name, path] : assignments("--input", args, "FILE")) {
     const Tensor t = read(path);
@@ -79,14 +80,14 @@ std::map<std::string, graph::DenseValue<float>> loadInputs(const std::vector<std
   return out;
 }
 
-std::string fixed(double v, int digits) {
+std::string decimals(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
 }
 
 int runOptimize(const OptimizeArgs& a) {
-  graph::Model model = loadModel(a);
+  graph::Model model = readOptimizeModel(a);
   graph::CompactionReport compaction;
   if (!a.noCompact) model = graph::compact(model, &compaction);
   graph::SpecializeOptions options;
@@ -100,7 +101,7 @@ int runOptimize(const OptimizeArgs& a) {
   TextTable table({"step", "weight", "format", "provider", "density", "choice"});
   for (const graph::StepReport& s : executor.steps()) {
     if (s.weight.empty()) continue;
-    table.row({s.what, s.weight, s.format, s.provider, fixed(s.density, 3), s.why});
+    table.row({s.what, s.weight, s.format, s.provider, decimals(s.density, 3), s.why});
   }
   std::printf("%s", table.str().c_str());
   const size_t denseSteps = static_cast<size_t>(
@@ -137,7 +138,7 @@ int runOptimize(const OptimizeArgs& a) {
   std::printf("wrote %s and %s\n", graphPath.c_str(), weightsPath.c_str());
 
   if (a.inputs.empty()) return 0;
-  const auto inputs = loadInputs(a.inputs);
+  const auto inputs = readModelInputs(a.inputs);
   std::vector<graph::DenseValue<float>> outputs = executor.run(inputs);
   if (a.repeat > 0) {
     std::vector<double> ms;
@@ -149,7 +150,7 @@ int runOptimize(const OptimizeArgs& a) {
     }
     std::nth_element(ms.begin(), ms.begin() + static_cast<ptrdiff_t>(ms.size() / 2), ms.end());
     std::printf("run: %s ms per inference (median of %d, inputs read once)\n",
-                fixed(ms[ms.size() / 2], 3).c_str(), a.repeat);
+                decimals(ms[ms.size() / 2], 3).c_str(), a.repeat);
   }
   if (!a.outputFile.empty()) {
     const graph::DenseValue<float>& y = outputs.at(0);

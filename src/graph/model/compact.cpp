@@ -55,7 +55,7 @@ class DimClasses {
   std::vector<bool> pinned_;
 };
 
-int64_t intAttr(const Node& node, const char* key) {
+int64_t integerAttr(const Node& node, const char* key) {
   return std::get<int64_t>(node.attrs.at(key));
 }
 
@@ -107,7 +107,7 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
     case OpKind::kLayerNorm:
       for (int64_t d = 0; d < rank; ++d) dims.link(v, d, in(0), d);
       for (size_t i = 1; i < node.inputs.size(); ++i) dims.link(v, rank - 1, in(i), 0);
-      dims.pin(v, intAttr(node, "axis"));
+      dims.pin(v, integerAttr(node, "axis"));
       break;
     case OpKind::kTranspose: {
       const auto& perm = std::get<std::vector<int64_t>>(node.attrs.at("perm"));
@@ -116,7 +116,7 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
     }
     case OpKind::kSlice:
     case OpKind::kConcat: {
-      const int64_t axis = intAttr(node, "axis");
+      const int64_t axis = integerAttr(node, "axis");
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         for (int64_t d = 0; d < rank; ++d) {
           if (d == axis) {
@@ -159,7 +159,7 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
       break;
     case OpKind::kReduceSum:
     case OpKind::kReduceMax: {
-      const int64_t axis = intAttr(node, "axis");
+      const int64_t axis = integerAttr(node, "axis");
       for (int64_t d = 0; d < operandRank(0); ++d) {
         if (d != axis) dims.link(v, d < axis ? d : d - 1, in(0), d);
       }
