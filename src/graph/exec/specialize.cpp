@@ -191,6 +191,64 @@ ExecStep kernelStep(const Model& m, const LinearChain& c, const std::string& for
   return step;
 }
 
+/// The batched product's loop order: the default (q, i, j, l) or (q, l, i, j), which streams a
+/// row of B into every row of C and wins when C's rows are short (attention's PV: 128 x 128 by
+/// 128 x 32 took 10.7 ms per call of 384 products by default, 4.1 ms reordered; QK^T, 32 wide
+/// inside, 3.3 and 3.9 ms). Measured on random values of the step's shapes, or by that rule.
+void chooseBatchedSchedule(ExecStep& step, const SpecializeOptions& options, StepReport& report) {
+  const std::string text = "C(q,i,j) = sum(l, A(q,i,l) * B(q,l,j))";
+  const std::string reordered = "reorder(q, l, i, j)";
+  auto compile = [&](const std::string& schedule) {
+    KernelOptions o;
+    if (!schedule.empty()) o.schedule = Schedule(schedule);
+    return Kernel::compile(text, o);
+  };
+  if (!options.measure || step.batches * step.m * step.k * step.n > (int64_t{1} << 33)) {
+    const bool shortRows = step.n < 64;
+    step.kernel = compile(shortRows ? reordered : "");
+    report.why = shortRows ? "rule: rows of " + std::to_string(step.n) + ", loop order q, l, i, j"
+                           : "rule: the default loop order";
+    return;
+  }
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> a(static_cast<size_t>(step.batches * step.m * step.k));
+  std::vector<float> b(static_cast<size_t>(step.batches * step.k * step.n));
+  std::vector<float> c(static_cast<size_t>(step.batches * step.m * step.n));
+  for (float& e : a) e = u(rng);
+  for (float& e : b) e = u(rng);
+  const Format dense3 = Format::parse("dense", 3);
+  const Tensor A({step.batches, step.m, step.k}, DType::kF32, dense3, {{}, {}, {}},
+                 Buffer::view(DType::kF32, a.data(), static_cast<int64_t>(a.size())));
+  const Tensor B({step.batches, step.k, step.n}, DType::kF32, dense3, {{}, {}, {}},
+                 Buffer::view(DType::kF32, b.data(), static_cast<int64_t>(b.size())));
+  Tensor C({step.batches, step.m, step.n}, DType::kF32, dense3, {{}, {}, {}},
+           Buffer::view(DType::kF32, c.data(), static_cast<int64_t>(c.size())));
+  double best = 0;
+  std::ostringstream why;
+  why << "measured per call:";
+  for (const std::string& schedule : {std::string(), reordered}) {
+    const Kernel k = compile(schedule);
+    k.run({{"A", &A}, {"B", &B}}, C);
+    std::vector<double> ms;
+    for (int r = 0; r < std::max(1, options.measureReps); ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      k.run({{"A", &A}, {"B", &B}}, C);
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(ms.begin(), ms.begin() + static_cast<ptrdiff_t>(ms.size() / 2), ms.end());
+    const double t = ms[ms.size() / 2];
+    report.candidateMs[schedule.empty() ? "default order" : schedule] = t;
+    why << " " << (schedule.empty() ? "default order" : schedule) << " " << fixed(t, 3) << " ms";
+    if (schedule.empty() || t < best) {
+      best = t;
+      step.kernel = k;
+    }
+  }
+  report.why = why.str();
+}
+
 }  // namespace
 
 Executor Executor::build(const Model& model, const SpecializeOptions& options) {
@@ -280,7 +338,7 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
           impl->paramValues[in] = denseValue<float>(model.params.at(g.node(in).name));
         }
       }
-      step.kernel = Kernel::compile("C(q,i,j) = sum(l, A(q,i,l) * B(q,l,j))");
+      chooseBatchedSchedule(step, options, report);
       report.what = std::string(opName(node.op)) + " %" + std::to_string(v);
       report.provider = step.kernel.provider();
       impl->steps.push_back(std::move(step));
