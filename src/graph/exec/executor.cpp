@@ -194,7 +194,22 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
       } else {
         std::vector<const DenseValue<float>*> operands;
         for (ValueId in : node.inputs) operands.push_back(&value(in));
-        result = evaluateOp<float>(g, node, operands);
+        // An element-wise operator whose operand 0 dies here and has the result's shape writes
+        // into that operand's buffer (no allocation, one pass less).
+        const bool sameOperands = node.inputs.size() > 1 && node.inputs[1] == in0;
+        bool done = false;
+        if (operandDies && !sameOperands && value(in0).shape == node.type.shape) {
+          DenseValue<float> target = std::move(values[static_cast<size_t>(in0)]);
+          operands[0] = &target;
+          done = evaluateInPlace<float>(node, target, operands);
+          if (done) {
+            result = std::move(target);
+          } else {
+            values[static_cast<size_t>(in0)] = std::move(target);  // not element-wise: put back
+            operands[0] = &value(in0);
+          }
+        }
+        if (!done) result = evaluateOp<float>(g, node, operands);
       }
     }
     for (ValueId v : p.freeAfter[s]) values[static_cast<size_t>(v)] = {};

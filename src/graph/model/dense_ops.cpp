@@ -360,6 +360,65 @@ DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
   SF_FAIL(kInternal) << "unknown operator " << static_cast<int>(node.op);
 }
 
+template <typename T>
+bool evaluateInPlace(const Node& node, DenseValue<T>& target,
+                     const std::vector<const DenseValue<T>*>& operands) {
+  namespace ew = support::elementwise;
+  if (target.shape != node.type.shape) return false;
+  T* y = target.data.data();
+  const int64_t n = target.size();
+  auto unaryInPlace = [&](auto f) {
+#pragma omp parallel for schedule(static) if (n > 32768)
+    for (int64_t i = 0; i < n; ++i) y[i] = f(y[i]);
+    return true;
+  };
+  auto binaryInPlace = [&](auto f) {
+    const DenseValue<T>& b = *operands.at(1);
+    SF_ICHECK(&b != &target) << "evaluateInPlace with both operands the target";
+    const Shape& shape = target.shape;
+    const Shape sb = broadcastStrides(b.shape, shape);
+    const size_t r = shape.size();
+    const int64_t cols = r == 0 ? 1 : shape[r - 1];
+    const int64_t rows = r == 0 ? 1 : product(shape, 0, r - 1);
+    const int64_t lb = r == 0 ? 0 : sb[r - 1];
+#pragma omp parallel for schedule(static) if (rows * cols > 32768)
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t ib = 0, rest = row;
+      for (size_t d = r - 1; d-- > 0;) {
+        ib += (rest % shape[d]) * sb[d];
+        rest /= shape[d];
+      }
+      T* o = y + row * cols;
+      const T* pb = b.data.data() + ib;
+      for (int64_t j = 0; j < cols; ++j) o[j] = f(o[j], pb[j * lb]);
+    }
+    return true;
+  };
+  const auto nanMin = [](T a, T b) {
+    return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : std::min(a, b);
+  };
+  const auto nanMax = [](T a, T b) {
+    return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : std::max(a, b);
+  };
+  switch (node.op) {
+    case OpKind::kAdd:
+    case OpKind::kBiasAdd: return binaryInPlace([](T a, T b) { return a + b; });
+    case OpKind::kMul: return binaryInPlace([](T a, T b) { return a * b; });
+    case OpKind::kMinimum: return binaryInPlace(nanMin);
+    case OpKind::kMaximum: return binaryInPlace(nanMax);
+    case OpKind::kRelu: return unaryInPlace([](T v) { return ew::Relu<T>(v); });
+    case OpKind::kGelu: return unaryInPlace([](T v) { return ew::Gelu<T>(v); });
+    case OpKind::kSilu: return unaryInPlace([](T v) { return ew::Silu<T>(v); });
+    case OpKind::kTanh: return unaryInPlace([](T v) { return std::tanh(v); });
+    default: return false;
+  }
+}
+
+template bool evaluateInPlace(const Node&, DenseValue<float>&,
+                              const std::vector<const DenseValue<float>*>&);
+template bool evaluateInPlace(const Node&, DenseValue<double>&,
+                              const std::vector<const DenseValue<double>*>&);
+
 template DenseValue<float> evaluateOp(const Graph&, const Node&,
                                       const std::vector<const DenseValue<float>*>&);
 template DenseValue<double> evaluateOp(const Graph&, const Node&,

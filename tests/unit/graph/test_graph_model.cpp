@@ -7,6 +7,7 @@
 
 #include "common/random_coo.h"
 #include "graph/model/compact.h"
+#include "graph/model/dense_ops.h"
 #include "graph/model/evaluate.h"
 #include "graph/parser.h"
 #include "graph/printer.h"
@@ -427,6 +428,49 @@ output %6
   EXPECT_EQ(c.params.at("c2.weight").shape(), (std::vector<int64_t>{5, 5, 3, 3}));
   const std::map<std::string, DenseValue<double>> in = {{"x", randomInput({2, 3, 8, 8}, rng)}};
   EXPECT_LE(maxRelativeDifference(evaluateModel(c, in), evaluateModel(cnn, in)), 1e-12);
+}
+
+}  // namespace
+}  // namespace sparseflow::graph
+
+namespace sparseflow::graph {
+namespace {
+
+// The executor's in-place element-wise path gives what the allocating one gives (a broadcast
+// add, a minimum with NaN, relu), and refuses what is not element-wise.
+TEST(GraphModel, InPlaceElementwiseEqualsTheAllocatingOperator) {
+  std::mt19937_64 rng(freshSeed());
+  const Graph g = parseGraph(R"(%0 = input "x" : f64[3, 4, 5]
+%1 = input "y" : f64[4, 1]
+%2 = add(%0, %1)
+%3 = minimum(%0, %1)
+%4 = relu(%0)
+%5 = softmax(%0, axis=2)
+output %2, %3, %4, %5
+)");
+  DenseValue<double> x = randomInput({3, 4, 5}, rng);
+  x.data[7] = NAN;
+  const DenseValue<double> y = randomInput({4, 1}, rng);
+  for (ValueId v : {2, 3, 4}) {
+    const Node& node = g.node(v);
+    std::vector<const DenseValue<double>*> operands = {&x};
+    if (node.inputs.size() > 1) operands.push_back(&y);
+    const DenseValue<double> want = evaluateOp<double>(g, node, operands);
+    DenseValue<double> target = x;
+    operands[0] = &target;
+    ASSERT_TRUE(evaluateInPlace<double>(node, target, operands)) << opName(node.op);
+    ASSERT_EQ(target.shape, want.shape);
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      if (std::isnan(want.data[i])) {
+        EXPECT_TRUE(std::isnan(target.data[i])) << opName(node.op) << " " << i;
+      } else {
+        EXPECT_EQ(target.data[i], want.data[i]) << opName(node.op) << " " << i;
+      }
+    }
+  }
+  DenseValue<double> target = x;
+  EXPECT_FALSE(evaluateInPlace<double>(g.node(5), target, {&target}));
+  EXPECT_EQ(target.data.size(), x.data.size());
 }
 
 }  // namespace
