@@ -40,7 +40,8 @@ TEST_F(CliOptimize, GraphChallengeDnnGivesTheExpectedCategoriesAndReadsBack) {
                            "-o", "out", "--input", "Y0=" + kDnn + "/sparse-images-1024_subset.mtx",
                            "--output", "y.mtx", "--repeat", "2"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("matmul %4 + bias_add %5 + relu %6 + minimum %7"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("matmul %4 + bias_add %5 + relu %6 + minimum %7"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("csr_spmm"), std::string::npos);
   EXPECT_NE(r.out.find("ms per inference"), std::string::npos);
   const std::set<int64_t> expected = nonzeroRows(kDnn + "/neuron1024-l120-categories_subset.mtx");
