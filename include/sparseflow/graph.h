@@ -76,6 +76,7 @@ struct ModelStep {
 /// A model specialized for its inputs' shapes; run() may be called from several threads.
 class ModelExecutor {
  public:
+  /// Specializes the model; its weights are copied (a later change to them needs a new build).
   static ModelExecutor build(const GraphModel& model, const ModelExecutorOptions& options = {});
   /// Inputs by name (of their graph input's shape); outputs in the graph's order. With `stepMs`,
   /// each step's milliseconds.

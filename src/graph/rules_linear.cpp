@@ -6,17 +6,21 @@
 namespace sparseflow::graph {
 namespace {
 
+/// The entries of the optional bias (operand 2) known to be zero; all `out` without a bias.
+IndexSet biasZeroEntries(const RuleContext& ctx, int64_t out) {
+  if (ctx.arity() < 3 || isAllZero(ctx.operand(2).tesa, ctx.operand(2).type)) {
+    return IndexSet::range(0, out);
+  }
+  return slicesAt(ctx.operand(2).tesa.zero, 0);
+}
+
 // linear(x [..., in], W [out, in], b [out]?) -> y [..., out].
 Tesa linearForward(const RuleContext& ctx) {
   const Node& x = ctx.operand(0);
   const Node& w = ctx.operand(1);
   const int64_t last = ctx.node.type.rank() - 1;
   const int64_t out = w.type.shape[0];
-  const bool hasBias = ctx.arity() == 3;
-  const IndexSet biasZero = hasBias ? (isAllZero(ctx.operand(2).tesa, ctx.operand(2).type)
-                                           ? IndexSet::range(0, out)
-                                           : slicesAt(ctx.operand(2).tesa.zero, 0))
-                                    : IndexSet::range(0, out);
+  const IndexSet biasZero = biasZeroEntries(ctx, out);
   const bool biasAllZero = biasZero.covers(out);
   Tesa t;
   IndexSet lastZero = intersect(slicesAt(w.tesa.zero, 0), biasZero);
@@ -101,11 +105,7 @@ Tesa conv2dForward(const RuleContext& ctx) {
   const Node& x = ctx.operand(0);
   const Node& w = ctx.operand(1);
   const int64_t out = w.type.shape[0];
-  const bool hasBias = ctx.arity() == 3;
-  const IndexSet biasZero = hasBias ? (isAllZero(ctx.operand(2).tesa, ctx.operand(2).type)
-                                           ? IndexSet::range(0, out)
-                                           : slicesAt(ctx.operand(2).tesa.zero, 0))
-                                    : IndexSet::range(0, out);
+  const IndexSet biasZero = biasZeroEntries(ctx, out);
   Tesa t;
   IndexSet channelZero = intersect(slicesAt(w.tesa.zero, 0), biasZero);
   if (isAllZero(x.tesa, x.type) || isAllZero(w.tesa, w.type)) channelZero = biasZero;

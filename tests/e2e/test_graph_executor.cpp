@@ -172,6 +172,29 @@ output %4
   }
 }
 
+// The executor keeps its own copy of the weights: writing into the model's tensors after the
+// build changes nothing it computes (were the arrays shared, the weight's kernel would see the new
+// values and the transposed sparse-input path the old ones).
+TEST(GraphExecutor, WeightsAreCopiedAtBuild) {
+  Model m;
+  m.graph = parseGraph(
+      "%0 = input \"x\" : f32[4, 8]\n%1 = param \"w\" : f32[3, 8]\n"
+      "%2 = linear(%0, %1)\noutput %2\n");
+  for (const char* format : {"dense", "csr"}) {
+    SCOPED_TRACE(format);
+    m.params["w"] = f32Tensor({3, 8}, std::vector<double>(24, 0.5), format);
+    SpecializeOptions options = byRule();
+    options.formats["w"] = format;
+    const Executor e = Executor::build(m, options);
+    const DenseValue<float> x{{4, 8}, std::vector<float>(32, 1.0f)};
+    const auto before = e.run({{"x", x}});
+    float* w = m.params["w"].mutableValues().as<float>();
+    for (int i = 0; i < 24; ++i) w[i] = 7.0f;
+    EXPECT_EQ(e.run({{"x", x}})[0].data, before[0].data);
+    EXPECT_EQ(before[0].data, std::vector<float>(12, 4.0f));
+  }
+}
+
 TEST(GraphExecutor, BadInputsNameTheInput) {
   Model m;
   m.graph = parseGraph(

@@ -41,7 +41,8 @@ struct StepReport {
 class Executor {
  public:
   /// Specializes `model` (f32 values; ids of embeddings i32 or i64). The model is not compacted
-  /// here (see compact()).
+  /// here (see compact()). The weights are copied: later changes to the model's tensors do not
+  /// reach the executor (build another).
   static Executor build(const Model& model, const SpecializeOptions& options = {});
 
   /// Runs the graph: inputs by name (each of its input's shape), outputs in the graph's order.

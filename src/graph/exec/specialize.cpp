@@ -124,6 +124,22 @@ double densityOf(const Tensor& w) {
   return n == 0 ? 0 : static_cast<double>(nonzero) / static_cast<double>(n);
 }
 
+/// Median milliseconds per call of `run` over `reps` calls after one warm-up call (packing,
+/// caches).
+template <typename F>
+double medianMs(F run, int reps) {
+  run();
+  std::vector<double> ms;
+  for (int r = 0; r < std::max(1, reps); ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(ms.begin(), ms.begin() + static_cast<ptrdiff_t>(ms.size() / 2), ms.end());
+  return ms[ms.size() / 2];
+}
+
 /// Median milliseconds per call of `step` on random X.
 double timeStep(const ExecStep& step, int reps) {
   std::mt19937 rng(7);
@@ -138,16 +154,7 @@ double timeStep(const ExecStep& step, int reps) {
            Buffer::view(DType::kF32, y.data(), step.rows * step.out));
   std::map<std::string, const Tensor*> args = {{"X", &X}, {"W", &step.weight}};
   if (step.bias) args["b"] = &*step.bias;
-  step.kernel.run(args, Y);  // warm: packing, caches
-  std::vector<double> ms;
-  for (int r = 0; r < std::max(1, reps); ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    step.kernel.run(args, Y);
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::nth_element(ms.begin(), ms.begin() + static_cast<ptrdiff_t>(ms.size() / 2), ms.end());
-  return ms[ms.size() / 2];
+  return medianMs([&] { step.kernel.run(args, Y); }, reps);
 }
 
 std::string fixed(double v, int digits) {
@@ -171,6 +178,7 @@ ExecStep kernelStep(const Model& m, const LinearChain& c, const std::string& for
   step.in = c.weight.shape()[1];
   const int64_t elements = numElements(g.node(c.x).type.shape);
   step.rows = step.in == 0 ? 0 : elements / step.in;
+  // convert copies (even to the same format): the executor owns its weights (executor.h).
   step.weight = convert(c.weight, Format::parse(format, 2));
   if (c.bias) {
     step.bias = convert(m.params.at(g.node(*c.bias).name), Format::parse("dense", 1));
@@ -229,16 +237,7 @@ void chooseBatchedSchedule(ExecStep& step, const SpecializeOptions& options, Ste
   why << "measured per call:";
   for (const std::string& schedule : {std::string(), reordered}) {
     const Kernel k = compile(schedule);
-    k.run({{"A", &A}, {"B", &B}}, C);
-    std::vector<double> ms;
-    for (int r = 0; r < std::max(1, options.measureReps); ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      k.run({{"A", &A}, {"B", &B}}, C);
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::nth_element(ms.begin(), ms.begin() + static_cast<ptrdiff_t>(ms.size() / 2), ms.end());
-    const double t = ms[ms.size() / 2];
+    const double t = medianMs([&] { k.run({{"A", &A}, {"B", &B}}, C); }, options.measureReps);
     report.candidateMs[schedule.empty() ? "default order" : schedule] = t;
     why << " " << (schedule.empty() ? "default order" : schedule) << " " << fixed(t, 3) << " ms";
     if (schedule.empty() || t < best) {
