@@ -24,16 +24,17 @@ import argparse
 import collections
 import json
 import pathlib
-import statistics
 import subprocess
+import sys
 import tempfile
-import time
 
 import numpy as np
-
 import torch
 
 import sparseflow as sf
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "peers"))
+from onnx_peers import median_ms  # noqa: E402  (one timing loop for every engine)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "sentences"
@@ -52,16 +53,6 @@ def run_peers(python, model, enc, runs, workdir):
     out = subprocess.run([python, str(PEERS), str(path), str(inputs), "--runs", str(runs)],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def median_ms(fn, runs):
-    fn()
-    samples = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples)
 
 
 def encoder_linears(model):

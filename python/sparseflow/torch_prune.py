@@ -56,6 +56,7 @@ import torch
 
 from ._ext import _C
 from .errors import InvalidArgument, SparseFlowError
+from .layer_reports import LayerList
 
 METHODS = ("sparsegpt", "wanda", "magnitude")
 
@@ -81,7 +82,7 @@ class PrunedLayer:
     seconds: float = 0.0
 
 
-class PruneReport:
+class PruneReport(LayerList):
     """What prune did: ``report.pruned``, ``report.skipped``, ``report["layer.name"]``, the
     model's output change on the calibration inputs (``output_cosine``: the mean cosine between
     the dense and the pruned model's output vectors, the rows of its last dimension, padding rows
@@ -105,25 +106,6 @@ class PruneReport:
     @property
     def skipped(self) -> list[PrunedLayer]:
         return [layer for layer in self.layers if not layer.pruned]
-
-    def __len__(self) -> int:
-        return len(self.layers)
-
-    def __iter__(self):
-        return iter(self.layers)
-
-    def __contains__(self, key) -> bool:
-        if isinstance(key, str):
-            return any(layer.name == key for layer in self.layers)
-        return key in self.layers
-
-    def __getitem__(self, key):
-        if isinstance(key, str):
-            for layer in self.layers:
-                if layer.name == key:
-                    return layer
-            raise KeyError(key)
-        return self.layers[key]
 
     def __str__(self) -> str:
         target = self.pattern or f"{self.sparsity:.0%} unstructured"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from ._ext import _C
+from .layer_reports import LayerList
 from .nm import SparsifyDiff
 from .torch_layers import SparseLinear
 from .torch_ops import WEIGHT_DTYPES
@@ -44,7 +45,7 @@ class LayerReport:
         return self.diff.kept_magnitude if self.diff else None
 
 
-class SparsifyReport:
+class SparsifyReport(LayerList):
     """Every nn.Linear sparsify saw, in module order: ``report.replaced``, ``report.skipped``,
     ``report["layer.name"]``, totals of bytes, and a table as ``str(report)``."""
 
@@ -67,26 +68,6 @@ class SparsifyReport:
     @property
     def bytes_after(self) -> int:
         return sum(layer.bytes_after for layer in self.layers)
-
-    def __len__(self) -> int:
-        return len(self.layers)
-
-    def __iter__(self):
-        return iter(self.layers)
-
-    def __contains__(self, key) -> bool:
-        """``"mlp.0" in report``: a layer name (or a LayerReport) that sparsify saw."""
-        if isinstance(key, str):
-            return any(layer.name == key for layer in self.layers)
-        return key in self.layers
-
-    def __getitem__(self, key):
-        if isinstance(key, str):
-            for layer in self.layers:
-                if layer.name == key:
-                    return layer
-            raise KeyError(key)
-        return self.layers[key]
 
     def __str__(self) -> str:
         lines = [f"sparsify {self.pattern}: {len(self.replaced)} of {len(self.layers)} Linear "
