@@ -23,6 +23,7 @@
 #include "sparseflow/convert.h"
 #include "sparseflow/error.h"
 #include "sparseflow/io.h"
+#include "sparseflow/quick_timing.h"
 #include "sparseflow/text_file.h"
 #include "sparseflow/text_table.h"
 #include "support/check.h"
@@ -145,8 +146,7 @@ int runOptimize(const OptimizeArgs& a) {
     for (int r = 0; r < a.repeat; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       outputs = executor.run(inputs);
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      ms.push_back(msSince(t0));
     }
     std::nth_element(ms.begin(), ms.begin() + static_cast<ptrdiff_t>(ms.size() / 2), ms.end());
     std::printf("run: %s ms per inference (median of %d, inputs read once)\n",
