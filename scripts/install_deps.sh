@@ -11,7 +11,8 @@ core=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchma
       pybind11-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libxxhash-dev
       libopenblas-dev libeigen3-dev libgraphblas-dev python3-matplotlib
       mlir-16-tools   # mlir-opt-16: the MLIR export is parsed and sparsified in make test
-      libxgboost-dev)  # the autoconfigurator's cost model (src/tune/cost_model.cpp)
+      libxgboost-dev   # the autoconfigurator's cost model (src/tune/cost_model.cpp)
+      libonnx-dev libprotobuf-dev)  # ONNX models (src/graph/import/onnx_*.cpp)
 bench=(libdnnl-dev time)  # time: bench/cli_convert.py reads peak RSS from GNU time
 fuzz=(clang libclang-rt-14-dev)
 

@@ -33,6 +33,12 @@ struct CompactionSummary {
   std::string text;  ///< one line per removal and a total
 };
 
+/// How GraphModel::fromOnnx reads a model.
+struct OnnxOptions {
+  /// Input shapes by name: needed where the model leaves extents symbolic ("batch", "seq").
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+};
+
 /// A graph (text form, docs/graph.md) and the data of its parameters.
 class GraphModel {
  public:
@@ -40,6 +46,11 @@ class GraphModel {
   /// graph's parameters with their dtypes and shapes (kInvalidArgument naming the parameter).
   static GraphModel fromText(const std::string& text, std::map<std::string, Tensor> params,
                              const std::string& source = "<graph>");
+
+  /// The model in an ONNX file (docs/graph.md, "ONNX": the operators taken; shape arithmetic and
+  /// everything computed from constants is folded, decomposed layer norms and GELUs are found
+  /// again, initializers become parameters). Errors name the file and the node.
+  static GraphModel fromOnnx(const std::string& path, const OnnxOptions& options = {});
 
   /// The graph as text.
   std::string text() const;

@@ -29,6 +29,7 @@ from .errors import (
     SparseFlowError,
 )
 from .kernels import Kernel, compile
+from .onnx_model import OnnxModel, load_onnx
 
 Schedule = _C.Schedule
 from .scipy_interop import from_scipy, to_scipy

@@ -62,6 +62,15 @@ void bindGraph(py::module_& m) {
              return GraphModel::fromText(text, params);
            }),
            py::arg("text"), py::arg("params"))
+      .def_static(
+          "from_onnx",
+          [](const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes) {
+            OnnxOptions options;
+            options.inputShapes = shapes;
+            py::gil_scoped_release release;
+            return GraphModel::fromOnnx(path, options);
+          },
+          py::arg("path"), py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{})
       .def("text", &GraphModel::text)
       .def("annotated", &GraphModel::annotatedText,
            "The graph text with the weights' measured facts and everything propagation adds.")

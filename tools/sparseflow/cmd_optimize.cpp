@@ -1,8 +1,9 @@
-// `sparseflow optimize MODEL.sfg --weights W.safetensors -o OUT/` (or `--graph-challenge DIR`): a
-// whole model through the graph pipeline (docs/graph.md): the weights' measured facts propagated,
-// compaction, specialization of every linear layer into one kernel with its format chosen by
-// measurement; writes OUT/model.sfg and OUT/weights.safetensors (weights in their chosen formats,
-// readable by this command again), prints the report, and with --input runs the model and times it.
+// `sparseflow optimize MODEL.sfg --weights W.safetensors -o OUT/` (or `MODEL.onnx`, or
+// `--graph-challenge DIR`): a whole model through the graph pipeline (docs/graph.md): the weights'
+// measured facts propagated, compaction, specialization of every linear layer into one kernel with
+// its format chosen by measurement; writes OUT/model.sfg and OUT/weights.safetensors (weights in
+// their chosen formats, readable by this command again), prints the report, and with --input runs
+// the model and times it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "graph/exec/executor.h"
 #include "graph/import/graph_challenge.h"
+#include "graph/import/onnx_import.h"
 #include "graph/model/compact.h"
 #include "graph/parser.h"
 #include "graph/printer.h"
@@ -36,8 +38,24 @@ struct OptimizeArgs {
   bool graphChallenge = false, noCompact = false, byRule = false;
   int layers = 120, repeat = 0;
   int64_t rows = 1, neurons = 1024;
-  std::vector<std::string> formats, inputs;
+  std::vector<std::string> formats, inputs, shapes;
 };
+
+/// "32x128" as extents.
+std::vector<int64_t> parseExtents(const std::string& name, const std::string& text) {
+  std::vector<int64_t> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t x = std::min(text.find('x', at), text.size());
+    const std::string part = text.substr(at, x - at);
+    SF_USER_CHECK(!part.empty() && part.size() <= 12 &&
+                  part.find_first_not_of("0123456789") == std::string::npos && std::stoll(part) > 0)
+        << "--shape " << name << "=" << text << ": extents are positive integers joined by x";
+    out.push_back(std::stoll(part));
+    at = x + 1;
+  }
+  return out;
+}
 
 graph::Model readOptimizeModel(const OptimizeArgs& a) {
   if (a.graphChallenge) {
@@ -47,6 +65,19 @@ graph::Model readOptimizeModel(const OptimizeArgs& a) {
     o.neurons = a.neurons;
     return graph::graphChallengeModel(a.model, o);
   }
+  if (std::filesystem::path(a.model).extension() == ".onnx") {
+    SF_USER_CHECK(a.weights.empty())
+        << "optimize: an ONNX model carries its weights (no --weights)";
+    graph::OnnxImportOptions o;
+    for (const auto& [name, text] : assignments("--shape", a.shapes, "DIMS")) {
+      o.inputShapes[name] = parseExtents(name, text);
+    }
+    for (const auto& [name, path] : assignments("--input", a.inputs, "FILE")) {
+      if (!o.inputShapes.count(name)) o.inputShapes[name] = read(path).shape();
+    }
+    return graph::importOnnx(a.model, o);
+  }
+  SF_USER_CHECK(a.shapes.empty()) << "optimize: --shape is for ONNX models";
   SF_USER_CHECK(!a.weights.empty()) << "optimize: a graph text needs --weights FILE.safetensors";
   graph::Model m;
   m.graph = graph::parseGraph(readTextFile(a.model), a.model);
@@ -174,8 +205,8 @@ void addOptimizeCommand(CLI::App& app, Action& action) {
       "of dead rows/columns/neurons, each linear layer specialized into one kernel (format chosen "
       "by measurement); writes OUT/model.sfg and OUT/weights.safetensors and prints the report");
   cmd->add_option("MODEL", args->model,
-                  "The graph text (.sfg, docs/graph.md), or with --graph-challenge the folder of "
-                  "the challenge's layer files")
+                  "The graph text (.sfg, docs/graph.md), an ONNX model (.onnx), or with "
+                  "--graph-challenge the folder of the challenge's layer files")
       ->required();
   cmd->add_option("--weights", args->weights, "The weights by parameter name (.safetensors)");
   cmd->add_option("-o,--out", args->out, "The folder to write model.sfg and weights.safetensors to")
@@ -190,6 +221,9 @@ void addOptimizeCommand(CLI::App& app, Action& action) {
                 "Choose formats by rule (csr below 25% density, else 2:4 when exact, else dense) "
                 "instead of timing them");
   cmd->add_option("--format", args->formats, "NAME=FORMAT: pin a weight's format");
+  cmd->add_option("--shape", args->shapes,
+                  "NAME=DIMS (e.g. input_ids=32x128): an ONNX input's shape where the model leaves "
+                  "extents symbolic (taken from --input files otherwise)");
   cmd->add_option("--input", args->inputs, "NAME=FILE: run the optimized model on these inputs");
   cmd->add_option("--repeat", args->repeat, "With --input: time N inferences (median)");
   cmd->add_option("--output", args->outputFile, "With --input: write output 0 to this file");

@@ -1,6 +1,7 @@
 // The public model API (include/sparseflow/graph.h) over the graph library's model, compaction and
 // executor.
 #include "graph/exec/executor.h"
+#include "graph/import/onnx_import.h"
 #include "graph/model/compact.h"
 #include "graph/parser.h"
 #include "graph/printer.h"
@@ -25,6 +26,14 @@ GraphModel GraphModel::fromText(const std::string& text, std::map<std::string, T
   impl->model.graph = graph::parseGraph(text, source);
   impl->model.params = std::move(params);
   graph::checkModel(impl->model);
+  return GraphModel(std::move(impl));
+}
+
+GraphModel GraphModel::fromOnnx(const std::string& path, const OnnxOptions& options) {
+  graph::OnnxImportOptions o;
+  o.inputShapes = options.inputShapes;
+  auto impl = std::make_shared<Impl>();
+  impl->model = graph::importOnnx(path, o);
   return GraphModel(std::move(impl));
 }
 

@@ -1,0 +1,215 @@
+// Finding the decomposed layer norm, GELU and SiLU of exported models (see onnx_patterns.h).
+#include "graph/import/onnx_patterns.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "graph/import/onnx_node.h"
+
+namespace sparseflow::graph::onnx_import {
+namespace {
+
+class PatternFinder {
+ public:
+  PatternFinder(const onnx::GraphProto& g,
+                const std::function<const Constant*(const std::string&)>& constantOf, int64_t opset)
+      : g_(g), constantOf_(constantOf), opset_(opset) {
+    for (int i = 0; i < g.node_size(); ++i) {
+      for (const std::string& in : g.node(i).input()) readers_[in].push_back(i);
+      for (const std::string& o : g.node(i).output()) producers_.emplace(o, i);
+    }
+    for (const auto& out : g.output()) readers_[out.name()].push_back(-1);
+  }
+
+  Fusions find() {
+    for (int i = 0; i < g_.node_size(); ++i) {
+      const std::string& op = g_.node(i).op_type();
+      if (op == "ReduceMean") layerNorm(i);
+      if (op == "Erf") gelu(i);
+      if (op == "Sigmoid") silu(i);
+    }
+    return std::move(found_);
+  }
+
+ private:
+  const onnx::NodeProto& node(int i) const { return g_.node(i); }
+  const std::string& out(int i) const { return node(i).output(0); }
+  bool is(int i, const char* op, int inputs) const {
+    return i >= 0 && node(i).op_type() == op && node(i).input_size() == inputs &&
+           node(i).output_size() >= 1 &&
+           (node(i).domain().empty() || node(i).domain() == "ai.onnx");
+  }
+  /// The only node reading `value` (-1 when none, several, or the value is a graph output).
+  int soleReader(const std::string& value) const {
+    auto it = readers_.find(value);
+    if (it == readers_.end() || it->second.size() != 1) return -1;
+    return it->second[0];
+  }
+  std::optional<double> scalar(const std::string& value) const {
+    const Constant* c = constantOf_(value);
+    if (!c || c->numel() != 1) return std::nullopt;
+    return c->real(0);
+  }
+  bool near(const std::string& value, double target) const {
+    const auto v = scalar(value);
+    return v && std::fabs(*v - target) <= 1e-4 * std::fabs(target);
+  }
+  /// The operand of binary node i other than `value` ("" when `value` is not one of them).
+  std::string other(int i, const std::string& value) const {
+    if (node(i).input(0) == value) return node(i).input(1);
+    if (node(i).input(1) == value) return node(i).input(0);
+    return "";
+  }
+  bool vector1d(const std::string& value) const {
+    const Constant* c = constantOf_(value);
+    return c && c->rank() == 1;
+  }
+  /// ReduceMean's single axis (keepdims), from the attribute or (opset 18) the input.
+  std::optional<int64_t> meanAxis(int i) const {
+    const onnx::NodeProto& n = node(i);
+    if (intAttr(n, "keepdims", 1) != 1) return std::nullopt;
+    std::optional<std::vector<int64_t>> axes = intsAttr(n, "axes");
+    if (opset_ >= 18 && n.input_size() > 1) {
+      const Constant* c = constantOf_(n.input(1));
+      if (!c || c->numel() != 1 || !c->integral) return std::nullopt;
+      axes = std::vector<int64_t>{c->ints[0]};
+    }
+    if (!axes || axes->size() != 1) return std::nullopt;
+    return (*axes)[0];
+  }
+  bool meanNode(int i) const {
+    return i >= 0 && node(i).op_type() == "ReduceMean" && node(i).output_size() >= 1 &&
+           (node(i).input_size() == 1 || node(i).input_size() == 2);
+  }
+
+  void layerNorm(int m1) {
+    const auto axis = meanAxis(m1);
+    if (!axis || !meanNode(m1)) return;
+    const std::string& x = node(m1).input(0);
+    const int sub = soleReader(out(m1));
+    if (!is(sub, "Sub", 2) || node(sub).input(0) != x || node(sub).input(1) != out(m1)) return;
+    const std::string& d = out(sub);
+    auto it = readers_.find(d);
+    if (it == readers_.end() || it->second.size() != 2) return;
+    int pow = -1, div = -1;
+    for (int r : it->second) {
+      if (is(r, "Pow", 2) && node(r).input(0) == d && near(node(r).input(1), 2.0)) pow = r;
+      if (is(r, "Mul", 2) && node(r).input(0) == d && node(r).input(1) == d) pow = r;
+      if (is(r, "Div", 2) && node(r).input(0) == d) div = r;
+    }
+    if (pow < 0 || div < 0) return;
+    const int m2 = soleReader(out(pow));
+    if (!meanNode(m2) || node(m2).input(0) != out(pow) || meanAxis(m2) != axis) return;
+    const int add = soleReader(out(m2));
+    if (!is(add, "Add", 2)) return;
+    const auto eps = scalar(other(add, out(m2)));
+    if (!eps) return;
+    const int sqrt = soleReader(out(add));
+    if (!is(sqrt, "Sqrt", 1) || soleReader(out(sqrt)) != div || node(div).input(1) != out(sqrt)) {
+      return;
+    }
+    Fusion f;
+    f.kind = FusedKind::kLayerNorm;
+    f.x = x;
+    f.axis = *axis;
+    f.eps = *eps;
+    std::vector<int> nodes = {m1, sub, pow, m2, add, sqrt};
+    int last = div;
+    const int mul = soleReader(out(div));
+    if (is(mul, "Mul", 2) && vector1d(other(mul, out(div)))) {
+      const int shift = soleReader(out(mul));
+      if (is(shift, "Add", 2) && vector1d(other(shift, out(mul)))) {
+        f.scale = other(mul, out(div));
+        f.shift = other(shift, out(mul));
+        nodes.push_back(div);
+        nodes.push_back(mul);
+        last = shift;
+      }
+    }
+    take(last, f, nodes);
+  }
+
+  void gelu(int erf) {
+    if (!is(erf, "Erf", 1)) return;
+    const std::string& t = node(erf).input(0);
+    const int scale = producer(t);
+    if (scale < 0 || soleReader(t) != erf) return;
+    std::string x;
+    if (is(scale, "Div", 2) && near(node(scale).input(1), std::sqrt(2.0))) {
+      x = node(scale).input(0);
+    } else if (is(scale, "Mul", 2) && near(node(scale).input(1), std::sqrt(0.5))) {
+      x = node(scale).input(0);
+    } else if (is(scale, "Mul", 2) && near(node(scale).input(0), std::sqrt(0.5))) {
+      x = node(scale).input(1);
+    } else {
+      return;
+    }
+    const int plus = soleReader(out(erf));
+    if (!is(plus, "Add", 2) || !near(other(plus, out(erf)), 1.0)) return;
+    const int mul = soleReader(out(plus));
+    if (!is(mul, "Mul", 2)) return;
+    const std::string partner = other(mul, out(plus));
+    std::vector<int> nodes = {scale, erf, plus};
+    int last = -1;
+    if (partner == x) {  // x * (1 + erf) * 0.5
+      const int half = soleReader(out(mul));
+      if (!is(half, "Mul", 2) || !near(other(half, out(mul)), 0.5)) return;
+      nodes.push_back(mul);
+      last = half;
+    } else {  // (x * 0.5) * (1 + erf)
+      const int half = producer(partner);
+      if (!is(half, "Mul", 2) || soleReader(partner) != mul || !near(other(half, x), 0.5)) return;
+      nodes.push_back(half);
+      last = mul;
+    }
+    Fusion f;
+    f.kind = FusedKind::kGelu;
+    f.x = x;
+    take(last, f, nodes);
+  }
+
+  void silu(int sigmoid) {
+    if (!is(sigmoid, "Sigmoid", 1)) return;
+    const std::string& x = node(sigmoid).input(0);
+    const int mul = soleReader(out(sigmoid));
+    if (!is(mul, "Mul", 2) || other(mul, out(sigmoid)) != x) return;
+    Fusion f;
+    f.kind = FusedKind::kSilu;
+    f.x = x;
+    take(mul, f, {sigmoid});
+  }
+
+  int producer(const std::string& value) const {
+    auto it = producers_.find(value);
+    return it == producers_.end() ? -1 : it->second;
+  }
+
+  void take(int last, const Fusion& f, const std::vector<int>& nodes) {
+    if (found_.at.count(last) || found_.absorbed.count(last)) return;
+    for (int n : nodes) {
+      if (found_.absorbed.count(n) || found_.at.count(n)) return;
+    }
+    found_.at[last] = f;
+    found_.absorbed.insert(nodes.begin(), nodes.end());
+  }
+
+  const onnx::GraphProto& g_;
+  const std::function<const Constant*(const std::string&)>& constantOf_;
+  int64_t opset_;
+  std::map<std::string, std::vector<int>> readers_;
+  std::map<std::string, int> producers_;
+  Fusions found_;
+};
+
+}  // namespace
+
+Fusions findFusions(const onnx::GraphProto& graph,
+                    const std::function<const Constant*(const std::string&)>& constantOf,
+                    int64_t opset) {
+  return PatternFinder(graph, constantOf, opset).find();
+}
+
+}  // namespace sparseflow::graph::onnx_import
