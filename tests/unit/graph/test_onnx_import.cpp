@@ -15,6 +15,7 @@
 #include "common/random_coo.h"
 #include "graph/exec/executor.h"
 #include "graph/import/onnx_import.h"
+#include "graph/model/evaluate.h"
 #include "graph/printer.h"
 #include "sparseflow/error.h"
 
@@ -493,6 +494,57 @@ TEST(OnnxImport, ConstantFoldingOfExporterIdioms) {
   EXPECT_EQ(m.params.size(), 1u) << print(m.graph);
   const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
   expectNear(run(m, {{"x", {{2, 4}, x}}}), {8, 7, 3, 5, 12, 11, 7, 9});
+}
+
+// The bundled torch exports (data/onnx: a tiny BertModel at opsets 13 and 17, an MLP with GELU, a
+// CNN with batch norm; the same models against torch itself are in tests/python/test_onnx.py)
+// import with the exporter's idioms resolved, and the executor agrees with the float64 evaluator
+// of the imported graph on random inputs.
+TEST(OnnxImport, BundledTorchExportsRunLikeTheFloat64Reference) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::string dir = std::string(SPARSEFLOW_DATA_DIR) + "/onnx/";
+  for (const char* file :
+       {"bert_tiny_opset13.onnx", "bert_tiny_opset17.onnx", "mlp_gelu.onnx", "cnn_bn.onnx"}) {
+    SCOPED_TRACE(file);
+    const Model m = importOnnx(dir + file);
+    const std::string text = print(m.graph);
+    if (std::string(file).rfind("bert", 0) == 0) {
+      size_t norms = 0;
+      for (size_t at = text.find("layer_norm("); at != std::string::npos;
+           at = text.find("layer_norm(", at + 1)) {
+        ++norms;
+      }
+      EXPECT_EQ(norms, 3u) << text;  // embeddings, attention output, output
+      EXPECT_NE(text.find("gelu("), std::string::npos) << text;
+      EXPECT_NE(text.find("embedding("), std::string::npos) << text;
+      EXPECT_NE(text.find("batch_matmul("), std::string::npos) << text;
+    }
+    std::map<std::string, DenseValue<float>> in32;
+    std::map<std::string, DenseValue<double>> in64;
+    for (const Node& n : m.graph.nodes()) {
+      if (n.op != OpKind::kInput) continue;
+      DenseValue<double> v{n.type.shape, {}};
+      int64_t count = 1;
+      for (int64_t d : n.type.shape) count *= d;
+      if (n.type.dtype == DType::kI64) {  // token ids below the tiny vocabulary's 40
+        for (int64_t i = 0; i < count; ++i) v.data.push_back(static_cast<double>(rng() % 40));
+      } else if (n.name == "attention_mask") {
+        for (int64_t i = 0; i < count; ++i) v.data.push_back(i % 5 == 4 ? 0.0 : 1.0);
+      } else {
+        v.data = randomValues(count, rng);
+      }
+      in32[n.name] = {v.shape, std::vector<float>(v.data.begin(), v.data.end())};
+      in64[n.name] = std::move(v);
+    }
+    const auto want = evaluateModel<double>(m, in64);
+    SpecializeOptions options;
+    options.measure = false;
+    const auto got = Executor::build(m, options).run(in32);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < got.size(); ++o) expectNear(got[o].data, want[o].data, 1e-4);
+  }
 }
 
 }  // namespace
