@@ -43,6 +43,13 @@ using CsrSpmmArgsF64 = CsrSpmmArgsT<double>;
 /// other than relu are applied per element by the float64 reference.
 void csrSpmm(const CsrSpmmArgs& args);
 void csrSpmm(const CsrSpmmArgsF64& args);
+/// The linear layer with a csr weight, Y (+)= act(X · Wᵀ + bias): W = A (`rows` output features x
+/// `inner`, csr), X = `b` ([cols, inner] row-major: `cols` is the batch), Y = `c` ([cols, rows]),
+/// bias one value per output feature (biasPerRow is ignored), `overwrite` as in csrSpmm, no row
+/// epilogue. Tiles of X's rows are transposed into per-thread buffers and the outputs accumulated
+/// four vectors wide per feature (csr_linear.cpp): no pass over whole transposed matrices.
+void csrLinear(const CsrSpmmArgs& args);
+void csrLinear(const CsrSpmmArgsF64& args);
 /// The SIMD target dispatch picks here ("AVX3", "AVX2", ...).
 const char* csrSpmmTargetName();
 /// Columns one register panel of f32 covers on that target (8 vectors; f64: half).

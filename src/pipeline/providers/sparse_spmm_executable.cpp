@@ -75,8 +75,12 @@ class SparseSpmmExecutable final : public Executable {
              std::to_string(kernels::csrSpmmPanelColumns() / (f64 ? 2 : 1)) + " columns of " +
              plan_.dense;
     }
-    if (plan_.linear)
+    if (plan_.linear && blocked()) {
       text += "; the linear layer as (" + plan_.sparse + " · " + plan_.dense + "ᵀ)ᵀ";
+    } else if (plan_.linear) {
+      text += "; the linear layer over tiles of " + plan_.dense +
+              "'s rows transposed in cache (csr_linear)";
+    }
     if (c.bias || c.activation != Activation::kNone) {
       text += "; epilogue " + epilogueText(c) + " fused into the store";
     }
@@ -156,11 +160,18 @@ class SparseSpmmExecutable final : public Executable {
       if (plan_.linear) kernels::applyRowEpilogue(c.row, out, 1, args.rows, args.threads);
       return;
     }
-    // The linear layer: Xᵀ (inner × batch) in, (W · Xᵀ) (out × batch) out, stored into Y.
+    const int64_t inner = args.inner, batch = cols, rows = args.rows;
+    if (!blocked()) {  // csr: tiles of X transposed in cache, Y written in place (csr_linear.cpp)
+      args.b = b;
+      args.c = out;
+      kernels::csrLinear(args);
+      kernels::applyRowEpilogue(c.row, out, batch, rows, args.threads);
+      return;
+    }
+    // bsr: Xᵀ (inner × batch) in, (W · Xᵀ) (out × batch) out, stored into Y.
     // Both transposes are tiled and parallel (the output's had written one element per cache
     // line, column by column: 4.5x the dense layer's time at 4096 x 384 x 1536, 90% sparse), and
     // the scratch is not zeroed (every element is written).
-    const int64_t inner = args.inner, batch = cols, rows = args.rows;
     const std::unique_ptr<T[]> xt(new T[static_cast<size_t>(inner * batch)]);
     const std::unique_ptr<T[]> yt(new T[static_cast<size_t>(rows * batch)]);
     transpose(b, batch, inner, xt.get(), args.threads);

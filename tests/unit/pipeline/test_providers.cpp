@@ -357,6 +357,14 @@ TEST(Providers, WideAndNarrowShapesAndBatchOne) {
     checkCase({"Y(n,o) = gelu(X(n,i) * W(o,i))", {{"W", "csr"}}, "csr_spmm"}, rng,
               {{"n", n}, {"o", 96}, {"i", 128}});
   }
+  // The csr linear layer over several tiles of X's rows (64 on AVX-512) with a ragged last one,
+  // and output blocks split across threads: f32 and f64, = and +=.
+  for (const DType dtype : {DType::kF32, DType::kF64}) {
+    checkCase({"Y(n,o) = silu(X(n,i) * W(o,i) + b(o))", {{"W", "csr"}}, "csr_spmm", dtype}, rng,
+              {{"n", 203}, {"o", 300}, {"i", 150}});
+    checkCase({"Y(n,o) += relu(X(n,i) * W(o,i) + b(o))", {{"W", "csr"}}, "csr_spmm", dtype}, rng,
+              {{"n", 130}, {"o", 77}, {"i", 64}});
+  }
 }
 
 TEST(Providers, WhatNoHandTunedProviderTakesRunsAsGeneratedCodeAndSaysWhy) {

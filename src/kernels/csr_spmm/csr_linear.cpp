@@ -1,0 +1,132 @@
+// The linear layer with a csr weight, without whole-matrix transposes (see csr_spmm.h,
+// csrLinear): tiles of the batch's rows (four vectors wide: 64 rows of f32 on AVX-512) are
+// transposed into a per-thread buffer (inner x tile, in L2), each output feature is accumulated
+// over its weight row in four independent vector chains (one broadcast weight times the tile's
+// column it selects), the bias and activation applied while the accumulators are in registers'
+// reach, and the tile of outputs written back row by row. Work items are (tile, block of
+// outputs) pairs, so a batch of one tile still uses every core.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+
+#include "kernels/csr_spmm/csr_spmm.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/csr_spmm/csr_linear.cpp"
+#include "hwy/aligned_allocator.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels/activations-inl.h"
+#include "kernels/csr_spmm/spmm_epilogue-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace sparseflow::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+/// Independent accumulator chains per output feature (the tile is this many vectors wide).
+constexpr int64_t kChains = 4;
+
+template <typename T>
+void csrLinearOf(const CsrSpmmArgsT<T>& a) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t tile = kChains * lanes;
+  const int64_t batch = a.cols, inner = a.inner, outs = a.rows;
+  const int64_t tiles = (batch + tile - 1) / tile;
+  const int64_t entries = a.pos[outs];
+  const int threads =
+      entries * batch < 32768 ? 1 : (a.threads > 0 ? a.threads : omp_get_max_threads());
+  // Blocks of output features: enough work items for dynamic scheduling on every thread.
+  const int64_t blocks =
+      std::clamp<int64_t>((4 * threads + tiles - 1) / tiles, 1, std::max<int64_t>(1, outs / 16));
+  const int64_t blockOuts = (outs + blocks - 1) / blocks;
+  const InfinityValues inf =
+      std::is_same_v<T, float> ? infinityValues(a.activation) : InfinityValues{};
+  CsrSpmmArgsT<T> epilogue = a;  // bias per output feature: a row of the transposed tile
+  epilogue.biasPerRow = true;
+  const bool needsEpilogue = a.activation != Activation::kNone || a.bias != nullptr;
+
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const auto xt = hwy::AllocateAligned<T>(static_cast<size_t>(inner * tile));
+    const auto yt = hwy::AllocateAligned<T>(static_cast<size_t>(blockOuts * tile));
+    int64_t loadedTile = -1;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t item = 0; item < tiles * blocks; ++item) {
+      const int64_t t = item / blocks, o0 = (item % blocks) * blockOuts;
+      const int64_t o1 = std::min(outs, o0 + blockOuts);
+      const int64_t n0 = t * tile, rows = std::min(tile, batch - n0);
+      if (loadedTile !=
+          t) {  // X's tile, transposed: xt[k][j] = X[n0 + j][k] (zeros past the batch)
+        for (int64_t j = 0; j < tile; ++j) {
+          const T* x = a.b + (n0 + j) * inner;
+          T* col = xt.get() + j;
+          if (j < rows) {
+            for (int64_t k = 0; k < inner; ++k) col[k * tile] = x[k];
+          } else {
+            for (int64_t k = 0; k < inner; ++k) col[k * tile] = T(0);
+          }
+        }
+        loadedTile = t;
+      }
+      for (int64_t o = o0; o < o1; ++o) {
+        auto c0 = hn::Zero(d), c1 = hn::Zero(d), c2 = hn::Zero(d), c3 = hn::Zero(d);
+        for (int32_t p = a.pos[o]; p < a.pos[o + 1]; ++p) {
+          const auto w = hn::Set(d, a.vals[p]);
+          const T* x = xt.get() + static_cast<int64_t>(a.crd[p]) * tile;
+          c0 = hn::MulAdd(w, hn::Load(d, x), c0);
+          c1 = hn::MulAdd(w, hn::Load(d, x + lanes), c1);
+          c2 = hn::MulAdd(w, hn::Load(d, x + 2 * lanes), c2);
+          c3 = hn::MulAdd(w, hn::Load(d, x + 3 * lanes), c3);
+        }
+        T* y = yt.get() + (o - o0) * tile;
+        hn::Store(c0, d, y);
+        hn::Store(c1, d, y + lanes);
+        hn::Store(c2, d, y + 2 * lanes);
+        hn::Store(c3, d, y + 3 * lanes);
+        if (needsEpilogue) epilogueSpan(epilogue, inf, y, o, 0, rows);
+      }
+      // The tile of outputs back into Y's rows (contiguous runs of o0..o1 per row).
+      for (int64_t j = 0; j < rows; ++j) {
+        T* out = a.c + (n0 + j) * outs;
+        const T* src = yt.get() + j;
+        if (a.overwrite) {
+          for (int64_t o = o0; o < o1; ++o) out[o] = src[(o - o0) * tile];
+        } else {
+          for (int64_t o = o0; o < o1; ++o) out[o] += src[(o - o0) * tile];
+        }
+      }
+    }
+  }
+}
+
+void CsrLinear(const CsrSpmmArgs& a) {
+  csrLinearOf(a);
+}
+
+void CsrLinearF64(const CsrSpmmArgsF64& a) {
+  csrLinearOf(a);
+}
+
+}  // namespace sparseflow::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace sparseflow::kernels {
+
+HWY_EXPORT(CsrLinear);
+HWY_EXPORT(CsrLinearF64);
+
+void csrLinear(const CsrSpmmArgs& args) {
+  HWY_DYNAMIC_DISPATCH(CsrLinear)(args);
+}
+
+void csrLinear(const CsrSpmmArgsF64& args) {
+  HWY_DYNAMIC_DISPATCH(CsrLinearF64)(args);
+}
+
+}  // namespace sparseflow::kernels
+#endif  // HWY_ONCE
