@@ -64,14 +64,7 @@ def prune_variant(model, tokenizer, variant, method, calibration):
     if variant == "dense":
         return
     if variant == "ffn-half":
-        with torch.no_grad():
-            for layer in model.encoder.layer:
-                up, down = layer.intermediate.dense, layer.output.dense
-                score = up.weight.norm(dim=1) * down.weight.norm(dim=0)
-                drop = score.argsort()[: up.out_features // 2]
-                up.weight[drop] = 0
-                up.bias[drop] = 0
-                down.weight[:, drop] = 0
+        sf.minilm.prune_ffn_neurons(model, 0.5)
         return
     batches = sf.minilm.tokenize(tokenizer, calibration, batch_size=16, by_length=True)
     kwargs = {"pattern": "2:4"} if variant == "2:4" else {"sparsity": 0.9}
@@ -119,11 +112,10 @@ def main():
         model, _ = sf.load_minilm()
         prune_variant(model, tokenizer, variant, args.method, calibration)
         torch_emb = minilm.embed(model, tokenizer, evaluation)
-        cos_dense = float((torch_emb * dense_emb).sum(1).mean())
+        cos_dense = minilm.cosine(torch_emb, dense_emb)
         for batch in args.batches:
-            sentences = (evaluation * (batch // len(evaluation) + 1))[:batch]
-            enc = dict(tokenizer(sentences, padding="max_length", truncation=True,
-                                 max_length=128, return_tensors="pt"))
+            sentences = (evaluation * batch)[:batch]
+            enc = minilm.tokenize(tokenizer, sentences, batch_size=batch, tokens=128)[0]
             opt, report = sf.optimize(model, enc, reps=3, timing_runs=1)
             with torch.no_grad():
                 torch_ms = median_ms(lambda: model(**enc), args.runs)
@@ -132,9 +124,8 @@ def main():
             with torch.no_grad():
                 got = minilm.pool(opt(**enc).last_hidden_state, enc["attention_mask"])
                 want = minilm.pool(model(**enc).last_hidden_state, enc["attention_mask"])
-            cos_torch = float((got * want).sum(1).mean())
-            formats = collections.Counter(s.format for s in report.steps if s.weight)
-            fmt = ", ".join(f"{n} {f}" for f, n in formats.most_common())
+            cos_torch = minilm.cosine(got, want)
+            fmt = report.format_summary
             ort_ms = ds_ms = float("nan")
             if peers:
                 with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,9 @@
 # Transformer encoder layers (DLMC, values drawn with a fixed seed), convert them to 2:4 and to the
 # best format per layer, run them (the audit times DenseLinear, NMLinear and compiled sparse
 # kernels on this machine and compares their outputs), and print the accuracy impact and the
-# measured speed-ups; then compiled kernels on real matrices. Ends with its own wall time.
+# measured speed-ups; then compiled kernels on real matrices; then a real transformer
+# (all-MiniLM-L6-v2) pruned three ways and run through sf.optimize against PyTorch, checked equal
+# to torch on the same pruned weights (examples/minilm/). Ends with its own wall time.
 set -euo pipefail
 build="${1:-build}"
 cd "$(dirname "$0")/.."
@@ -72,6 +74,16 @@ PY
     --in "A=$matrix" --in "B=$work/B.npy" --in "b=$work/b.npy" --repeat 20 \
     | grep -E "median_ms|nest|ran in" | sed 's/^/   spmm+bias+relu  /'
 done
+
+echo
+echo "== 6. A real transformer: all-MiniLM-L6-v2 embeds sentences; pruned three ways (2:4 and 90%"
+echo "   calibrated with SparseGPT, half the FFN neurons removed), sf.optimize against PyTorch"
+# The package and this build's module first on the path (the .venv's .pth names the last build).
+# The example exits non-zero if an optimized model differs from torch by more than 1e-4.
+step6=$(date +%s)
+PYTHONPATH="$PWD/python:$(cd "$build/python" && pwd)" \
+  "$python" examples/minilm/embed_and_optimize.py --quick "${threads[@]}"
+echo "   (step 6 took $(( $(date +%s) - step6 )) s)"
 
 echo
 echo "demo finished in $(( $(date +%s) - start )) s"

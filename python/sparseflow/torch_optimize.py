@@ -11,6 +11,7 @@ optimize runs: later in-place changes to the torch model do not reach it).
 
 from __future__ import annotations
 
+import collections
 import math
 import statistics
 import time
@@ -54,6 +55,12 @@ class OptimizeReport:
     @property
     def speedup(self) -> float:
         return self.torch_ms / self.optimized_ms if self.optimized_ms > 0 else math.inf
+
+    @property
+    def format_summary(self) -> str:
+        """How many weights run in each format, most first: ``"34 dense, 3 2:4"``."""
+        counts = collections.Counter(s.format for s in self.steps if s.weight)
+        return ", ".join(f"{n} {f}" for f, n in counts.most_common())
 
     def __str__(self) -> str:
         lines = [
