@@ -47,7 +47,8 @@ def prune_90(model, calibration, method):
 
 
 def prune_ffn_half(model, calibration, method):
-    return f"{minilm.prune_ffn_neurons(model, 0.5)} feed-forward neurons zeroed (of 9216)"
+    neurons = sum(layer.intermediate.dense.out_features for layer in model.encoder.layer)
+    return f"{minilm.prune_ffn_neurons(model, 0.5)} of {neurons} feed-forward neurons zeroed"
 
 
 VARIANTS = {"dense": keep_dense, "2:4": prune_2_4, "90%": prune_90, "ffn-half": prune_ffn_half}
@@ -148,7 +149,8 @@ def main(argv=None):
     calibration = minilm.tokenize(tokenizer, calibration_text[:args.calibration], by_length=True)
     print(f"all-MiniLM-L6-v2, torch {torch.__version__}, threads: {args.threads}; pruning: "
           f"{args.method} calibrated on {args.calibration} Python docstring sentences; medians of "
-          f"{args.runs} calls; cosines on {len(evaluation)} Perl documentation sentences")
+          f"{args.runs} calls (batch 1: {max(args.runs, 10)}); cosines on {len(evaluation)} Perl "
+          "documentation sentences")
 
     # (sentences, 384), unit rows; padded as the optimized modules' inputs are
     dense_emb = minilm.embed(base, tokenizer, evaluation, shape=(args.batches[-1], args.tokens))
