@@ -47,7 +47,7 @@ void csrSpmm(const CsrSpmmArgsF64& args);
 /// `inner`, csr), X = `b` ([cols, inner] row-major: `cols` is the batch), Y = `c` ([cols, rows]),
 /// bias one value per output feature (biasPerRow is ignored), `overwrite` as in csrSpmm, no row
 /// epilogue. Tiles of X's rows are transposed into per-thread buffers and the outputs accumulated
-/// four vectors wide per feature (csr_linear.cpp): no pass over whole transposed matrices.
+/// two vectors wide per feature (csr_linear.cpp): no pass over whole transposed matrices.
 void csrLinear(const CsrSpmmArgs& args);
 void csrLinear(const CsrSpmmArgsF64& args);
 /// The SIMD target dispatch picks here ("AVX3", "AVX2", ...).
