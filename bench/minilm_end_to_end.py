@@ -9,8 +9,9 @@ Variants (the encoder's linear layers; embeddings and pooler untouched):
                  smallest norm times the norm of output.dense's matching column, zeroed with
                  their bias): sf.optimize's compaction removes them (structured pruning)
 
-For each: PyTorch 1.13 eager on the pruned weights, and sf.optimize's module, at batch 1 and 32 x
-128 tokens (padded to 128), medians of --runs calls, 2 threads, all in this process; embedding
+For each: PyTorch 1.13 eager on the pruned weights, sf.optimize's module, and the model's ONNX
+export (opset 13) through sparseflow's own ONNX importer and executor (sf.load_onnx; the same file
+ONNX Runtime and DeepSparse run), at batch 1 and 32 x 128 tokens (padded to 128), medians of --runs calls, 2 threads, all in this process; embedding
 cosine (mean pooling, as sentence-transformers) to the dense model and to the same pruned model
 run by torch, on the Perl documentation sentences (not calibrated on). Also the share of the
 optimized run's time per operator kind (linear layers, attention, normalization, data movement).
@@ -41,8 +42,8 @@ DATA = ROOT / "data" / "sentences"
 PEERS = ROOT / "bench" / "peers" / "onnx_peers.py"
 
 
-def run_peers(python, model, enc, runs, workdir):
-    """ONNX Runtime and DeepSparse on the model's ONNX export (static shapes), in their own venv."""
+def export_onnx(model, enc, workdir):
+    """The model's ONNX export (static shapes, opset 13) and its inputs, as the peers read them."""
     path = pathlib.Path(workdir) / "model.onnx"
     inputs = pathlib.Path(workdir) / "inputs.npz"
     names = ["input_ids", "attention_mask"]
@@ -50,9 +51,23 @@ def run_peers(python, model, enc, runs, workdir):
         torch.onnx.export(model, tuple(enc[n] for n in names), str(path), input_names=names,
                           output_names=["last_hidden_state"], opset_version=13)
     np.savez(inputs, **{n: enc[n].numpy() for n in names})
+    return path, inputs
+
+
+def run_peers(python, path, inputs, runs):
+    """ONNX Runtime and DeepSparse on the export, in their own venv."""
     out = subprocess.run([python, str(PEERS), str(path), str(inputs), "--runs", str(runs)],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_sparseflow_onnx(path, enc, runs):
+    """The same export through sparseflow's ONNX importer and executor (sf.load_onnx): median ms
+    per call and the first output."""
+    arrays = {k: enc[k].numpy() for k in ("input_ids", "attention_mask")}  # the export's inputs
+    m = sf.load_onnx(path, arrays, reps=3)
+    out = m(**arrays)[0]
+    return median_ms(lambda: m(**arrays), runs), out
 
 
 def encoder_linears(model):
@@ -104,9 +119,9 @@ def main():
     if not peers:
         print(f"(no {args.peers_python}: ONNX Runtime and DeepSparse columns left out)\n")
     print("| variant | batch | torch (ms) | ONNX Runtime (ms) | DeepSparse (ms) | sparseflow (ms) | "
-          "vs torch | vs DeepSparse | sentences/s | cosine to dense | cosine to torch-pruned | "
-          "formats |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "sparseflow ONNX (ms) | vs torch | vs DeepSparse | sentences/s | cosine to dense | "
+          "cosine to torch-pruned | formats |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     shares = {}
     for variant in args.variants:
         model, _ = sf.load_minilm()
@@ -127,19 +142,23 @@ def main():
             cos_torch = minilm.cosine(got, want)
             fmt = report.format_summary
             ort_ms = ds_ms = float("nan")
-            if peers:
-                with tempfile.TemporaryDirectory() as tmp:
-                    p = run_peers(args.peers_python, model, enc, args.runs, tmp)
-                ort_ms, ds_ms = p.get("onnxruntime_ms", ort_ms), p.get("deepsparse_ms", ds_ms)
-                with torch.no_grad():  # the peers ran the same model: compare outputs
-                    ref = model(**enc).last_hidden_state.double().flatten()[:4096]
-                for key in ("onnxruntime_out", "deepsparse_out"):
-                    if key in p:
-                        diff = float((torch.tensor(p[key]) - ref[: len(p[key])]).abs().max())
-                        if diff > 1e-2:
-                            print(f"  warning: {key[:-4]} differs from torch by {diff:.3g}")
+            with tempfile.TemporaryDirectory() as tmp:
+                path, inputs = export_onnx(model, enc, tmp)
+                onnx_ms, onnx_out = run_sparseflow_onnx(path, enc, args.runs)
+                p = run_peers(args.peers_python, path, inputs, args.runs) if peers else {}
+            ort_ms, ds_ms = p.get("onnxruntime_ms", ort_ms), p.get("deepsparse_ms", ds_ms)
+            with torch.no_grad():  # every engine ran the same model: compare outputs
+                full = model(**enc).last_hidden_state.double()
+            ref = full.flatten()[:4096]
+            p["sparseflow_onnx_out"] = torch.from_numpy(onnx_out).double().flatten()[:4096].tolist()
+            for key in ("onnxruntime_out", "deepsparse_out", "sparseflow_onnx_out"):
+                if key in p:
+                    diff = float((torch.tensor(p[key]) - ref[: len(p[key])]).abs().max())
+                    if diff > 1e-2:
+                        print(f"  warning: {key[:-4]} differs from torch by {diff:.3g}")
             print(f"| {variant} | {batch}x128 | {torch_ms:.1f} | {ort_ms:.1f} | {ds_ms:.1f} | "
-                  f"{ours_ms:.1f} | {torch_ms / ours_ms:.2f}x | {ds_ms / ours_ms:.2f}x | "
+                  f"{ours_ms:.1f} | {onnx_ms:.1f} | {torch_ms / ours_ms:.2f}x | "
+                  f"{ds_ms / min(ours_ms, onnx_ms):.2f}x | "
                   f"{batch / ours_ms * 1e3:.1f} | {cos_dense:.4f} | {cos_torch:.6f} | {fmt} |",
                   flush=True)
             if batch == max(args.batches):
