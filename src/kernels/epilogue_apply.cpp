@@ -35,6 +35,13 @@ void RowEpilogueF64(RowEpilogue row, double* y, int64_t rows, int64_t cols, int 
   rowEpilogueOf(row, y, rows, cols, threads);
 }
 
+void LayerNormRowsF32(float* y, int64_t rows, int64_t cols, float eps, const float* gamma,
+                      const float* beta, int threads) {
+  const int n = rows * cols < 65536 ? 1 : (threads > 0 ? threads : omp_get_max_threads());
+#pragma omp parallel for schedule(static) num_threads(n) if (n > 1)
+  for (int64_t r = 0; r < rows; ++r) layerNormSpan(y + r * cols, cols, eps, gamma, beta);
+}
+
 }  // namespace sparseflow::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -44,6 +51,7 @@ namespace sparseflow::kernels {
 HWY_EXPORT(ApplyEpilogueF32);
 HWY_EXPORT(RowEpilogueF32);
 HWY_EXPORT(RowEpilogueF64);
+HWY_EXPORT(LayerNormRowsF32);
 
 void applyEpilogueF32(Activation activation, float* y, const float* bias, int64_t count) {
   HWY_DYNAMIC_DISPATCH(ApplyEpilogueF32)(activation, y, bias, count);
@@ -55,6 +63,11 @@ void applyRowEpilogue(RowEpilogue row, float* y, int64_t rows, int64_t cols, int
 
 void applyRowEpilogue(RowEpilogue row, double* y, int64_t rows, int64_t cols, int threads) {
   HWY_DYNAMIC_DISPATCH(RowEpilogueF64)(row, y, rows, cols, threads);
+}
+
+void layerNormRows(float* y, int64_t rows, int64_t cols, float eps, const float* gamma,
+                   const float* beta, int threads) {
+  HWY_DYNAMIC_DISPATCH(LayerNormRowsF32)(y, rows, cols, eps, gamma, beta, threads);
 }
 
 }  // namespace sparseflow::kernels

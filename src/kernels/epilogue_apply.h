@@ -18,4 +18,10 @@ void applyEpilogueF32(Activation activation, float* y, const float* bias, int64_
 void applyRowEpilogue(RowEpilogue row, float* y, int64_t rows, int64_t cols, int threads = 0);
 void applyRowEpilogue(RowEpilogue row, double* y, int64_t rows, int64_t cols, int threads = 0);
 
+/// Each row of `cols` values normalized in place, y = (y - mean) / sqrt(var + eps) * gamma + beta
+/// (gamma and beta: `cols` values each, or null), with the row epilogue's corrected two-pass
+/// formula; a model's layer norm (any eps).
+void layerNormRows(float* y, int64_t rows, int64_t cols, float eps, const float* gamma,
+                   const float* beta, int threads = 0);
+
 }  // namespace sparseflow::kernels

@@ -92,9 +92,11 @@ inline void softmaxSpan(float* HWY_RESTRICT y, int64_t count) {
 /// first pass' mean is rounded, and corrects mean += Σd / n and var = (Σd² - (Σd)² / n) / n. A
 /// row of equal values then normalizes to zeros (the rounding of the mean, divided by
 /// sqrt(1e-5), had made them 1e-4). NaN and ±inf follow the formula (either makes the row NaN).
-/// f32 sums in vectors of f32 partial sums; f64 element by element.
+/// f32 sums in vectors of f32 partial sums; f64 element by element. `eps` (default 1e-5), and
+/// with `gamma` and `beta` (count values each, or null) y = y_normalized * gamma + beta.
 template <typename T>
-void layerNormScalar(T* HWY_RESTRICT y, int64_t count) {
+void layerNormScalar(T* HWY_RESTRICT y, int64_t count, T eps = T(1e-5),
+                     const T* HWY_RESTRICT gamma = nullptr, const T* HWY_RESTRICT beta = nullptr) {
   T sum = 0;
   for (int64_t t = 0; t < count; ++t) sum += y[t];
   const T n = static_cast<T>(count);
@@ -107,18 +109,24 @@ void layerNormScalar(T* HWY_RESTRICT y, int64_t count) {
   const T raw = (squares - deviations * deviations / n) / n;
   const T variance = raw < T(0) ? T(0) : raw;  // rounding below zero; NaN stays NaN
   mean += deviations / n;
-  const T scale = T(1) / std::sqrt(variance + T(1e-5));
-  for (int64_t t = 0; t < count; ++t) y[t] = (y[t] - mean) * scale;
+  const T scale = T(1) / std::sqrt(variance + eps);
+  for (int64_t t = 0; t < count; ++t) {
+    y[t] = (y[t] - mean) * scale;
+    if (gamma) y[t] *= gamma[t];
+    if (beta) y[t] += beta[t];
+  }
 }
 
 inline void layerNormSpan(double* HWY_RESTRICT y, int64_t count) {
   layerNormScalar(y, count);
 }
 
-inline void layerNormSpan(float* HWY_RESTRICT y, int64_t count) {
+inline void layerNormSpan(float* HWY_RESTRICT y, int64_t count, float eps = 1e-5f,
+                          const float* HWY_RESTRICT gamma = nullptr,
+                          const float* HWY_RESTRICT beta = nullptr) {
   const hn::ScalableTag<float> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  if (count < lanes) return layerNormScalar(y, count);
+  if (count < lanes) return layerNormScalar(y, count, eps, gamma, beta);
   auto vsum = hn::Zero(d);
   int64_t t = 0;
   for (; t + lanes <= count; t += lanes) vsum = hn::Add(vsum, hn::LoadU(d, y + t));
@@ -143,11 +151,19 @@ inline void layerNormSpan(float* HWY_RESTRICT y, int64_t count) {
   const float variance = raw < 0.0f ? 0.0f : raw;  // rounding below zero; NaN stays NaN
   mean += deviations / n;
   const auto vmean = hn::Set(d, mean);
-  const float scale = 1.0f / std::sqrt(variance + 1e-5f);
+  const float scale = 1.0f / std::sqrt(variance + eps);
   const auto vscale = hn::Set(d, scale);
-  for (t = 0; t + lanes <= count; t += lanes)
-    hn::StoreU(hn::Mul(hn::Sub(hn::LoadU(d, y + t), vmean), vscale), d, y + t);
-  for (int64_t r = t; r < count; ++r) y[r] = (y[r] - mean) * scale;
+  for (t = 0; t + lanes <= count; t += lanes) {
+    auto v = hn::Mul(hn::Sub(hn::LoadU(d, y + t), vmean), vscale);
+    if (gamma) v = hn::Mul(v, hn::LoadU(d, gamma + t));
+    if (beta) v = hn::Add(v, hn::LoadU(d, beta + t));
+    hn::StoreU(v, d, y + t);
+  }
+  for (int64_t r = t; r < count; ++r) {
+    y[r] = (y[r] - mean) * scale;
+    if (gamma) y[r] *= gamma[r];
+    if (beta) y[r] += beta[r];
+  }
 }
 
 /// The row epilogue `row` over `count` values in place.
