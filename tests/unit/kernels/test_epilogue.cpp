@@ -265,5 +265,47 @@ TEST(Epilogue, LayerNormRowsMatchTheFormulaOnEveryTarget) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// A model's layer norm (kernels::layerNormRows): any eps (BERT's 1e-12), a scale and a shift per
+// column, several rows in parallel, widths below and around a vector, against float64 on every
+// target.
+TEST(RowEpilogue, LayerNormRowsWithScaleShiftAndEpsMatchFloat64) {
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> u(-3, 3);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (int64_t cols : {1, 3, 15, 16, 17, 384}) {
+      for (double eps : {1e-5, 1e-12}) {
+        const int64_t rows = 200;  // 200 x 384 is enough to run in parallel
+        std::vector<double> x(static_cast<size_t>(rows * cols)), gamma(static_cast<size_t>(cols)),
+            beta(static_cast<size_t>(cols));
+        for (double& v : x) v = static_cast<float>(u(rng));
+        for (double& v : gamma) v = static_cast<float>(u(rng));
+        for (double& v : beta) v = static_cast<float>(u(rng));
+        std::vector<float> y(x.begin(), x.end()), g(gamma.begin(), gamma.end()),
+            b(beta.begin(), beta.end());
+        kernels::layerNormRows(y.data(), rows, cols, static_cast<float>(eps), g.data(), b.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          double mean = 0, var = 0;
+          for (int64_t c = 0; c < cols; ++c) mean += x[static_cast<size_t>(r * cols + c)] / cols;
+          for (int64_t c = 0; c < cols; ++c) {
+            const double d = x[static_cast<size_t>(r * cols + c)] - mean;
+            var += d * d / cols;
+          }
+          for (int64_t c = 0; c < cols; ++c) {
+            const size_t i = static_cast<size_t>(r * cols + c);
+            const double want = (x[i] - mean) / std::sqrt(var + static_cast<float>(eps)) *
+                                    gamma[static_cast<size_t>(c)] +
+                                beta[static_cast<size_t>(c)];
+            ASSERT_NEAR(y[i], want, 1e-4 * (1 + std::abs(want)))
+                << "row " << r << " of " << cols << ", eps " << eps;
+          }
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 }  // namespace
 }  // namespace sparseflow
