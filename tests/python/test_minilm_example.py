@@ -85,8 +85,13 @@ def test_example_prints_the_table_and_checks_against_torch(capsys):
     its cosines, and its check failing when an optimized model disagrees with torch."""
     _minilm_or_skip()
     example = _example()
-    rows = example.main(["--quick", "--variants", "2:4", "--method", "wanda", "--calibration", "8",
-                         "--evaluation", "6", "--batches", "2", "--tokens", "64", "--runs", "1"])
+    threads = torch.get_num_threads()  # main() sets torch's (and OpenMP's) thread count
+    try:
+        rows = example.main(["--quick", "--variants", "2:4", "--method", "wanda", "--calibration",
+                             "8", "--evaluation", "6", "--batches", "2", "--tokens", "64",
+                             "--runs", "1"])
+    finally:  # left at 2, the later torch-heavy tests ran 3x slower (36 s instead of 12)
+        torch.set_num_threads(threads)
     out = capsys.readouterr().out
     assert [(r["model"], r["engine"]) for r in rows] == [("2:4", "PyTorch"), ("2:4", "sparseflow")]
     torch_row, ours = rows
