@@ -14,8 +14,10 @@ namespace sparseflow::graph {
 struct ExecStep {
   bool isKernel = false;
   /// A product of two computed values, C[q] = A[q] B[q] for q < batches (batch_matmul, or matmul
-  /// of non-weights), run by a compiled kernel over views of the operands.
+  /// of non-weights), run by a compiled kernel over views of the operands, or (`handTuned`) by
+  /// kernels::batchedGemm.
   bool isBatchedProduct = false;
+  bool handTuned = false;
   int64_t batches = 0, m = 0, k = 0, n = 0;
   ValueId result = -1;  ///< the value the step defines (the last node of a fused chain)
   ValueId node = -1;    ///< the operator (dense steps)
