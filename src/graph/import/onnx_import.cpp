@@ -111,13 +111,13 @@ std::vector<int64_t> inputShape(const onnx::ValueInfoProto& input, const std::st
 /// True when every live reader of `name` takes it as Gather's indices into a constant table (or
 /// reads only its shape).
 bool onlyEmbeddingIndices(const onnx::GraphProto& g, const std::string& name,
-                          const std::set<std::string>& live, const std::set<std::string>& inits) {
+                          const std::set<std::string>& live, const std::set<std::string>& tables) {
   bool read = false;
   for (const onnx::NodeProto& n : g.node()) {
     if (!nodeIsLive(n, live) || n.op_type() == "Shape" || n.op_type() == "Size") continue;
     for (int i = 0; i < n.input_size(); ++i) {
       if (n.input(i) != name) continue;
-      if (n.op_type() != "Gather" || i != 1 || !inits.count(n.input(0))) return false;
+      if (n.op_type() != "Gather" || i != 1 || !tables.count(n.input(0))) return false;
       read = true;
     }
   }
@@ -162,23 +162,8 @@ Model importOnnxBytes(const std::string& bytes, const std::string& source,
     inits.insert(t.name());
   }
   const std::set<std::string> live = liveValues(g);
-  for (const onnx::ValueInfoProto& input : g.input()) {
-    if (inits.count(input.name())) continue;  // older exporters list initializers as inputs
-    const std::string where = source + ": input \"" + input.name() + "\"";
-    SF_CHECK_CODE(input.type().has_tensor_type(), ErrorCode::kNotSupported)
-        << where << ": not a tensor";
-    DType dtype = inputDType(input.type().tensor_type().elem_type(), where);
-    if (dtype == DType::kI64 && !onlyEmbeddingIndices(g, input.name(), live, inits)) {
-      dtype = DType::kF32;  // integers read as numbers (an attention mask): f32 holds them exactly
-      ctx.integerValued().insert(input.name());
-    }
-    ctx.input(input.name(), TensorType{dtype, inputShape(input, where, options)});
-  }
-  for (const auto& [name, shape] : options.inputShapes) {
-    SF_USER_CHECK(ctx.isValue(name)) << source << ": the model has no input \"" << name << "\"";
-  }
-
-  // Constant nodes are known before the walk, for the patterns' scalars (eps, sqrt 2, 0.5).
+  // Constant nodes are known before the walk: the patterns' scalars (eps, sqrt 2, 0.5) and
+  // embedding tables written as Constant nodes.
   std::map<std::string, Constant> early;
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
@@ -189,6 +174,24 @@ Model importOnnxBytes(const std::string& bytes, const std::string& source,
     } catch (const Error&) {  // reported where the walk meets the node
     }
   }
+  std::set<std::string> tables = inits;  // constants a Gather of ids may read
+  for (const auto& [name, c] : early) tables.insert(name);
+  for (const onnx::ValueInfoProto& input : g.input()) {
+    if (inits.count(input.name())) continue;  // older exporters list initializers as inputs
+    const std::string where = source + ": input \"" + input.name() + "\"";
+    SF_CHECK_CODE(input.type().has_tensor_type(), ErrorCode::kNotSupported)
+        << where << ": not a tensor";
+    DType dtype = inputDType(input.type().tensor_type().elem_type(), where);
+    if (dtype == DType::kI64 && !onlyEmbeddingIndices(g, input.name(), live, tables)) {
+      dtype = DType::kF32;  // integers read as numbers (an attention mask): f32 holds them exactly
+      ctx.integerValued().insert(input.name());
+    }
+    ctx.input(input.name(), TensorType{dtype, inputShape(input, where, options)});
+  }
+  for (const auto& [name, shape] : options.inputShapes) {
+    SF_USER_CHECK(ctx.isValue(name)) << source << ": the model has no input \"" << name << "\"";
+  }
+
   const auto constantOf = [&](const std::string& name) -> const Constant* {
     if (const Constant* c = ctx.constantOrNull(name)) return c;
     auto it = early.find(name);

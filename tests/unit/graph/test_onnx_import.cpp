@@ -496,6 +496,33 @@ TEST(OnnxImport, ConstantFoldingOfExporterIdioms) {
   expectNear(run(m, {{"x", {{2, 4}, x}}}), {8, 7, 3, 5, 12, 11, 7, 9});
 }
 
+// An embedding table written as a Constant node (not an initializer): the ids input stays an
+// integer input and the Gather becomes an embedding.
+TEST(OnnxImport, EmbeddingTableAsAConstantNode) {
+  OnnxBuilder b;
+  b.input("ids", {2, 3}, onnx::TensorProto_DataType_INT64);
+  onnx::NodeProto* table = b.node("Constant", {}, "table");
+  auto* a = table->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  a->mutable_t()->add_dims(5);
+  a->mutable_t()->add_dims(4);
+  for (int v = 0; v < 20; ++v) a->mutable_t()->add_float_data(static_cast<float>(v) * 0.5f);
+  b.node("Gather", {"table", "ids"}, "y");
+  b.output("y");
+  const Model m = b.import();
+  const std::string text = print(m.graph);
+  EXPECT_NE(text.find("input \"ids\" : i64[2, 3]"), std::string::npos) << text;
+  EXPECT_NE(text.find("embedding("), std::string::npos) << text;
+  const std::vector<float> ids = {4, 0, 2, 2, 1, 3};
+  std::vector<double> want;
+  for (float id : ids) {
+    for (int c = 0; c < 4; ++c) want.push_back((static_cast<int>(id) * 4 + c) * 0.5);
+  }
+  expectNear(run(m, {{"ids", {{2, 3}, ids}}}), want);
+}
+
 // The bundled torch exports (data/onnx: a tiny BertModel at opsets 13 and 17, an MLP with GELU, a
 // CNN with batch norm; the same models against torch itself are in tests/python/test_onnx.py)
 // import with the exporter's idioms resolved, and the executor agrees with the float64 evaluator
