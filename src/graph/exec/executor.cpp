@@ -185,14 +185,15 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
       const bool lastAxisSoftmax = node.op == OpKind::kSoftmax &&
                                    std::get<int64_t>(node.attrs.at("axis")) == node.type.rank() - 1;
       const bool lastAxisLayerNorm =
-          node.op == OpKind::kLayerNorm && node.type.rank() > 0 &&
+          node.op == OpKind::kLayerNorm &&
           std::get<int64_t>(node.attrs.at("axis")) == node.type.rank() - 1;
       if (node.op == OpKind::kReshape && operandDies) {
         // The same row-major data: the operand's buffer is taken over (it is freed here anyway).
         result.shape = node.type.shape;
         result.data = std::move(values[static_cast<size_t>(in0)].data);
-      } else if (lastAxisSoftmax && node.type.rank() > 0) {
-        // Rows of the last axis in place, in vectors (the providers' softmax epilogue).
+      } else if ((lastAxisSoftmax || lastAxisLayerNorm) && node.type.rank() > 0) {
+        // Rows of the last axis in place, in vectors (the providers' row epilogues): the operand's
+        // buffer taken over when it dies here, else copied.
         if (operandDies) {
           result.data = std::move(values[static_cast<size_t>(in0)].data);
         } else {
@@ -200,26 +201,18 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
         }
         result.shape = node.type.shape;
         const int64_t cols = node.type.shape.back();
-        kernels::applyRowEpilogue(kernels::RowEpilogue::kSoftmax, result.data.data(),
-                                  cols == 0 ? 0 : static_cast<int64_t>(result.data.size()) / cols,
-                                  cols);
-      } else if (lastAxisLayerNorm) {
-        // Rows of the last axis in place, in vectors, with the scale and shift (any eps).
-        if (operandDies) {
-          result.data = std::move(values[static_cast<size_t>(in0)].data);
-        } else {
-          result.data = value(in0).data;
+        const int64_t rows = cols == 0 ? 0 : static_cast<int64_t>(result.data.size()) / cols;
+        if (lastAxisSoftmax) {
+          kernels::applyRowEpilogue(kernels::RowEpilogue::kSoftmax, result.data.data(), rows, cols);
+        } else {  // layer norm with its scale and shift (any eps)
+          const float* gamma = node.inputs.size() > 1 ? value(node.inputs[1]).data.data() : nullptr;
+          const float* beta = node.inputs.size() > 2 ? value(node.inputs[2]).data.data() : nullptr;
+          auto eps = node.attrs.find("eps");
+          kernels::layerNormRows(
+              result.data.data(), rows, cols,
+              eps == node.attrs.end() ? 1e-5f : static_cast<float>(std::get<double>(eps->second)),
+              gamma, beta);
         }
-        result.shape = node.type.shape;
-        const int64_t cols = node.type.shape.back();
-        const float* gamma = node.inputs.size() > 1 ? value(node.inputs[1]).data.data() : nullptr;
-        const float* beta = node.inputs.size() > 2 ? value(node.inputs[2]).data.data() : nullptr;
-        auto eps = node.attrs.find("eps");
-        kernels::layerNormRows(
-            result.data.data(), cols == 0 ? 0 : static_cast<int64_t>(result.data.size()) / cols,
-            cols,
-            eps == node.attrs.end() ? 1e-5f : static_cast<float>(std::get<double>(eps->second)),
-            gamma, beta);
       } else {
         std::vector<const DenseValue<float>*> operands;
         for (ValueId in : node.inputs) operands.push_back(&value(in));
