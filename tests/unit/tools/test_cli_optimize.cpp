@@ -87,4 +87,36 @@ TEST_F(CliOptimize, BadArgumentsAreNamed) {
   EXPECT_FALSE(fs::exists(dir_ / "out3"));
 }
 
+// An ONNX file (the bundled torch export of an MLP, input x f32[2, 6]) runs from the file with its
+// weights named as in torch; the shape flags' mistakes are named (the same model against torch
+// through this command: tests/python/test_onnx.py).
+TEST_F(CliOptimize, OnnxModelRunsAndItsShapeMistakesAreNamed) {
+  const std::string model = std::string(SPARSEFLOW_DATA_DIR) + "/onnx/mlp_gelu.onnx";
+  std::vector<double> x(12);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25 * static_cast<double>(i) - 1.0;
+  sparseflow::write((dir_ / "x.npy").string(),
+                    sparseflow::fromDense({2, 6}, x.data(), sparseflow::Format::parse("dense", 2)));
+  auto r = optimize({model, "--rule", "-o", "out", "--input", "x=" + (dir_ / "x.npy").string(),
+                     "--output", "y.npy"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("a.weight"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gelu"), std::string::npos) << r.out;
+  EXPECT_EQ(sparseflow::read((dir_ / "y.npy").string()).shape(), (std::vector<int64_t>{2, 3}));
+  r = optimize({model, "--shape", "x=2xq", "-o", "bad1"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--shape x=2xq: extents are positive integers joined by x"),
+            std::string::npos)
+      << r.err;
+  r = optimize({model, "--shape", "x=3x6", "-o", "bad2"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("extent 0 is 2 in the model, 3 as given"), std::string::npos) << r.err;
+  r = optimize({model, "--shape", "y=1", "-o", "bad3"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("has no input \"y\""), std::string::npos) << r.err;
+  r = optimize({model, "--weights", model, "-o", "bad4"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("an ONNX model carries its weights"), std::string::npos) << r.err;
+  for (const char* out : {"bad1", "bad2", "bad3", "bad4"}) EXPECT_FALSE(fs::exists(dir_ / out));
+}
+
 }  // namespace
