@@ -40,6 +40,10 @@ class OnnxModel:
             a = np.asarray(value)
             if a.dtype.kind not in "fiub":
                 raise InvalidArgument(f"input {name!r}: numbers are needed, got {a.dtype}")
+            if a.dtype.kind in "iu" and a.size and int(np.abs(a).max()) >= 2**24:
+                # the executor's values are float32: larger integers (ids) would change
+                raise InvalidArgument(f"input {name!r}: integers of 2^24 or more do not fit "
+                                      "float32 exactly")
             arrays[name] = np.ascontiguousarray(a, dtype=np.float32)
         return self._executor.run(arrays)
 

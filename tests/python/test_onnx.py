@@ -148,6 +148,8 @@ def test_cnn_onnx_export_matches_torch(tmp_path, torch_rng):
                       training=torch.onnx.TrainingMode.EVAL)
     m = sf.load_onnx(path, measure=False)
     assert "conv2d(" in m.text
+    with pytest.raises(sf.InvalidArgument, match="2\\^24"):  # would not stay exact in float32
+        m(x=np.full((2, 3, 9, 9), 2**24, dtype=np.int64))
     (got,) = m(x=x.numpy())
     with torch.no_grad():
         assert _rel(got, model(x)) <= 1e-4
