@@ -1,8 +1,11 @@
 // kernels::batchedGemm: many small products (attention's QKᵀ and PV shapes, and shapes around the
 // register blocks: rows not a multiple of 4, columns below, at and past one and two vectors)
-// against float64 on every SIMD target, with fresh random values.
+// against float64 on every SIMD target, with fresh random values; and the strided problem
+// (attention's heads read in place from [batch, tokens, heads, dim], a transposed key, a transposed
+// output, the scale, the broadcast mask and the softmax) against its definition in float64.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -48,6 +51,97 @@ TEST(BatchedGemm, MatchesFloat64OnEveryTargetAndShape) {
             }
             ASSERT_NEAR(c[static_cast<size_t>((q * s.m + i) * s.n + j)], want, 1e-6 * (1 + scale))
                 << "batch " << q << " row " << i << " column " << j;
+          }
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+/// The strided problem by its definition, in float64.
+std::vector<double> reference(const kernels::BatchedGemmProblem& p, int64_t batches) {
+  auto at = [&](const auto& v, int64_t q, int64_t r, int64_t c) {
+    int64_t offset = r * v.row + c * v.col;
+    for (int64_t d = static_cast<int64_t>(p.batchShape.size()) - 1; d >= 0; --d) {
+      offset += (q % p.batchShape[static_cast<size_t>(d)]) * v.batch[static_cast<size_t>(d)];
+      q /= p.batchShape[static_cast<size_t>(d)];
+    }
+    return offset;
+  };
+  std::vector<double> out(static_cast<size_t>(batches * p.m * p.n));
+  for (int64_t q = 0; q < batches; ++q) {
+    for (int64_t i = 0; i < p.m; ++i) {
+      double* row = out.data() + (q * p.m + i) * p.n;
+      for (int64_t j = 0; j < p.n; ++j) {
+        double s = 0;
+        for (int64_t l = 0; l < p.k; ++l)
+          s += double(p.a.data[at(p.a, q, i, l)]) * double(p.b.data[at(p.b, q, l, j)]);
+        row[j] = s * p.scale + (p.add.data ? double(p.add.data[at(p.add, q, i, j)]) : 0.0);
+      }
+      if (p.softmax) {
+        const double mx = *std::max_element(row, row + p.n);
+        double sum = 0;
+        for (int64_t j = 0; j < p.n; ++j) sum += row[j] = std::exp(row[j] - mx);
+        for (int64_t j = 0; j < p.n; ++j) row[j] /= sum;
+      }
+    }
+  }
+  return out;
+}
+
+TEST(BatchedGemm, StridedHeadsTransposedOperandsAndTheScoresEpilogue) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const int64_t B = 3, T = 37, H = 4, D = 24;  // tokens not a multiple of a vector or of 4 rows
+  std::vector<float> q(B * T * H * D), k(q.size()), mask(B * T);
+  for (float& v : q) v = u(rng);
+  for (float& v : k) v = u(rng);
+  for (float& v : mask) v = u(rng) < -0.5f ? -1e4f : 0.0f;  // padded keys
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    // Scores [B, H, T, T] = softmax(Q Kᵀ * scale + mask), Q and K heads of [B, T, H, D] in place.
+    kernels::BatchedGemmProblem s;
+    s.batchShape = {B, H};
+    s.m = T;
+    s.k = D;
+    s.n = T;
+    s.a = {q.data(), {T * H * D, D}, H * D, 1};
+    s.b = {k.data(), {T * H * D, D}, 1, H * D};  // Kᵀ: packed per product
+    std::vector<float> scores(B * H * T * T, NAN);
+    s.c = {scores.data(), {H * T * T, T * T}, T, 1};
+    s.scale = 0.2f;
+    s.add = {mask.data(), {T, 0}, 0, 1};
+    s.softmax = true;
+    kernels::batchedGemm(s);
+    const std::vector<double> want = reference(s, B * H);
+    for (size_t e = 0; e < want.size(); ++e) ASSERT_NEAR(scores[e], want[e], 1e-5) << "score " << e;
+    // Context = P V written as [B, T, H, D] (rows strided), and again transposed (col stride not
+    // 1).
+    kernels::BatchedGemmProblem c;
+    c.batchShape = {B, H};
+    c.m = T;
+    c.k = T;
+    c.n = D;
+    c.a = {scores.data(), {H * T * T, T * T}, T, 1};
+    c.b = {k.data(), {T * H * D, D}, H * D, 1};
+    std::vector<float> context(B * T * H * D, NAN), transposed(B * H * D * T, NAN);
+    c.c = {context.data(), {T * H * D, D}, H * D, 1};
+    kernels::batchedGemm(c);
+    kernels::BatchedGemmProblem ct = c;
+    ct.c = {transposed.data(), {H * D * T, D * T}, 1, T};
+    kernels::batchedGemm(ct);
+    const std::vector<double> ref = reference(c, B * H);
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t t = 0; t < T; ++t) {
+          for (int64_t d = 0; d < D; ++d) {
+            const double w = ref[static_cast<size_t>(((b * H + h) * T + t) * D + d)];
+            ASSERT_NEAR(context[static_cast<size_t>(((b * T + t) * H + h) * D + d)], w, 1e-5);
+            ASSERT_NEAR(transposed[static_cast<size_t>(((b * H + h) * D + d) * T + t)], w, 1e-5);
           }
         }
       }
