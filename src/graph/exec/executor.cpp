@@ -10,6 +10,7 @@
 #include "graph/model/evaluate.h"
 #include "kernels/batched_gemm/batched_gemm.h"
 #include "kernels/epilogue_apply.h"
+#include "sparseflow/build.h"
 #include "support/check.h"
 
 namespace sparseflow::graph {
@@ -131,6 +132,37 @@ void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
   }
 }
 
+template <typename T>
+kernels::StridedMatrices<T> matrices(T* data, const OperandView& v) {
+  kernels::StridedMatrices<T> m;
+  m.data = data;
+  std::copy(v.batch.begin(), v.batch.end(), m.batch.begin());
+  m.row = v.row;
+  m.col = v.col;
+  return m;
+}
+
+/// A strided plan's step: the result (contiguous in its shape, every element written) computed
+/// from its operands' buffers.
+template <typename ValueOf>
+void runStridedStep(const BatchedPlan& plan, const ValueOf& value,
+                    const std::vector<int64_t>& shape, DenseValue<float>& result) {
+  kernels::BatchedGemmProblem p;
+  p.batchShape = plan.batchShape;
+  p.m = plan.m;
+  p.k = plan.k;
+  p.n = plan.n;
+  p.a = matrices(value(plan.a.source).data.data(), plan.a);
+  p.b = matrices(value(plan.b.source).data.data(), plan.b);
+  if (plan.add.source >= 0) p.add = matrices(value(plan.add.source).data.data(), plan.add);
+  p.scale = plan.scale;
+  p.softmax = plan.softmax;
+  result.shape = shape;
+  result.data.resize(static_cast<size_t>(numElements(shape)));
+  p.c = matrices(result.data.data(), plan.c);
+  kernels::batchedGemm(p);
+}
+
 }  // namespace
 
 std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseValue<float>>& inputs,
@@ -152,7 +184,9 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
     const ExecStep& step = p.steps[s];
     const auto t0 = std::chrono::steady_clock::now();
     DenseValue<float>& result = values[static_cast<size_t>(step.result)];
-    if (step.isBatchedProduct && step.handTuned) {
+    if (step.strided) {
+      runStridedStep(*step.strided, value, g.node(step.result).type.shape, result);
+    } else if (step.isBatchedProduct && step.handTuned) {
       const Node& node = g.node(step.node);
       const DenseValue<float>& a = value(node.inputs[0]);
       const DenseValue<float>& b = value(node.inputs[1]);

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "graph/exec/batched_plan.h"
 #include "graph/exec/executor.h"
 #include "sparseflow/kernel.h"
 
@@ -18,6 +19,9 @@ struct ExecStep {
   /// kernels::batchedGemm.
   bool isBatchedProduct = false;
   bool handTuned = false;
+  /// A strided product (kernels::batchedGemm's strided problem) that also computes the reshapes,
+  /// transposes, scale, mask and softmax around it; the step defines `strided->result`.
+  std::optional<BatchedPlan> strided;
   int64_t batches = 0, m = 0, k = 0, n = 0;
   ValueId result = -1;  ///< the value the step defines (the last node of a fused chain)
   ValueId node = -1;    ///< the operator (dense steps)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "graph/exec/executor_impl.h"
@@ -257,6 +258,44 @@ void chooseBatchedSchedule(ExecStep& step, const SpecializeOptions& options, Ste
   report.why = why.str();
 }
 
+/// The step of a strided plan; parameters it reads (as operand sources) loaded as dense values.
+ExecStep stridedStep(const Model& model, const BatchedPlan& plan, StepReport& report,
+                     std::map<ValueId, DenseValue<float>>& paramValues) {
+  const Graph& g = model.graph;
+  ExecStep step;
+  step.isBatchedProduct = true;
+  step.handTuned = true;
+  step.node = plan.product;
+  step.result = plan.result;
+  step.batches = 1;
+  for (int64_t e : plan.batchShape) step.batches *= e;
+  step.m = plan.m;
+  step.k = plan.k;
+  step.n = plan.n;
+  step.strided = plan;
+  for (ValueId in : {plan.a.source, plan.b.source, plan.add.source}) {
+    if (in >= 0 && isParam(g, in) && !paramValues.count(in)) {
+      paramValues[in] = denseValue<float>(model.params.at(g.node(in).name));
+    }
+  }
+  std::vector<ValueId> taken = plan.absorbed;
+  if (plan.result != plan.product) taken.push_back(plan.result);
+  std::sort(taken.begin(), taken.end());
+  std::ostringstream what, why;
+  what << opName(g.node(plan.product).op) << " %" << plan.product;
+  for (ValueId n : taken) what << " + " << opName(g.node(n).op) << " %" << n;
+  why << "strided batched GEMM over " << step.batches << " products of " << plan.m << "x" << plan.k
+      << " by " << plan.k << "x" << plan.n << ": reshapes and transposes read and written in place";
+  if (plan.scale != 1.0f) why << ", scale " << plan.scale;
+  if (plan.add.source >= 0) why << ", + %" << plan.add.source;
+  if (plan.softmax) why << ", softmax";
+  why << " fused";
+  report.what = what.str();
+  report.provider = "batched_gemm";
+  report.why = why.str();
+  return step;
+}
+
 }  // namespace
 
 Executor Executor::build(const Model& model, const SpecializeOptions& options) {
@@ -271,11 +310,30 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
   }
   const auto uses = usesOf(g);
   std::vector<bool> done(static_cast<size_t>(g.size()), false);
+  // Products of computed values that take over the layout changes and the epilogue around them:
+  // their nodes get no steps; the plan's step runs where its result is defined.
+  std::map<ValueId, BatchedPlan> plansByResult;
+  std::set<ValueId> claimed;
+  for (ValueId v = 0; v < g.size(); ++v) {
+    const Node& node = g.node(v);
+    const bool computedProduct = node.op == OpKind::kBatchMatmul ||
+                                 (node.op == OpKind::kMatmul && !isParam(g, node.inputs[1]));
+    if (!computedProduct || claimed.count(v)) continue;
+    if (auto plan = planBatchedProduct(model, v, uses, claimed)) {
+      claimed.insert({plan->product, plan->result});
+      claimed.insert(plan->absorbed.begin(), plan->absorbed.end());
+      for (ValueId n : plan->absorbed) done[static_cast<size_t>(n)] = true;
+      done[static_cast<size_t>(plan->product)] = plan->result != plan->product;
+      plansByResult.emplace(plan->result, std::move(*plan));
+    }
+  }
   for (ValueId v = 0; v < g.size(); ++v) {
     const Node& node = g.node(v);
     if (isSource(node.op) || done[static_cast<size_t>(v)]) continue;
     StepReport report;
-    if (auto chain = findChain(model, v, uses)) {
+    if (auto planned = plansByResult.find(v); planned != plansByResult.end()) {
+      impl->steps.push_back(stridedStep(model, planned->second, report, impl->paramValues));
+    } else if (auto chain = findChain(model, v, uses)) {
       std::ostringstream what;
       for (ValueId n : chain->nodes) {
         what << (n == chain->nodes.front() ? "" : " + ") << opName(g.node(n).op) << " %" << n;
@@ -382,6 +440,9 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
     const ExecStep& step = impl->steps[s];
     if (step.isKernel && !step.isBatchedProduct) {
       last[static_cast<size_t>(step.x)] = static_cast<int64_t>(s);
+    } else if (step.strided) {
+      for (ValueId in : {step.strided->a.source, step.strided->b.source, step.strided->add.source})
+        if (in >= 0) last[static_cast<size_t>(in)] = static_cast<int64_t>(s);
     } else {
       for (ValueId in : g.node(step.node).inputs)
         last[static_cast<size_t>(in)] = static_cast<int64_t>(s);
