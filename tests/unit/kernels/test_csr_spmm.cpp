@@ -254,5 +254,95 @@ TEST(CsrSpmm, NanAndInfPropagateOnEveryTarget) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// csrLinear, Y (+)= act(X · Wᵀ + b) with W csr [outs, inner] and X [batch, inner], on every
+// target: batches around the tile (two vectors) and the 4 x 4 transposition blocks, inner and
+// outs not multiples of 4 or 32, stored (Y starts as NaN) and added, with and without the bias
+// and GELU, one and two threads; f32 and f64 against float64.
+TEST(CsrLinear, MatchesFloat64OnEveryTarget) {
+  const auto seed =
+      static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  struct Shape {
+    int64_t batch, inner, outs;
+    int threads;
+  };
+  const std::vector<Shape> shapes = {{1, 7, 5, 1},    {3, 33, 10, 1},   {17, 70, 41, 1},
+                                     {32, 64, 16, 2}, {45, 129, 37, 2}, {300, 96, 150, 2}};
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (const Shape& s : shapes) {
+      const RandomCsr w = randomCsr(s.outs, s.inner, 0.3, rng);
+      std::vector<float> x(static_cast<size_t>(s.batch * s.inner)), bias(s.outs);
+      for (float& e : x) e = value(rng);
+      for (float& e : bias) e = value(rng);
+      for (bool overwrite : {true, false}) {
+        for (bool fused : {false, true}) {
+          SCOPED_TRACE(std::to_string(s.batch) + "x" + std::to_string(s.inner) + " -> " +
+                       std::to_string(s.outs) + (overwrite ? " stored" : " added") +
+                       (fused ? " bias+gelu" : ""));
+          std::vector<float> y(static_cast<size_t>(s.batch * s.outs));
+          for (float& e : y) e = overwrite ? std::nanf("") : value(rng);
+          std::vector<double> y64(y.begin(), y.end());
+          CsrSpmmArgs a;
+          a.rows = s.outs;
+          a.cols = s.batch;
+          a.inner = s.inner;
+          a.pos = w.pos.data();
+          a.crd = w.crd.data();
+          a.vals = w.vals.data();
+          a.b = x.data();
+          a.c = y.data();
+          a.threads = s.threads;
+          a.overwrite = overwrite;
+          if (fused) {
+            a.bias = bias.data();
+            a.activation = Activation::kGeluErf;
+          }
+          csrLinear(a);
+          const std::vector<double> x64(x.begin(), x.end()), v64(w.vals.begin(), w.vals.end());
+          const std::vector<double> b64(bias.begin(), bias.end());
+          CsrSpmmArgsF64 a64;
+          a64.rows = s.outs;
+          a64.cols = s.batch;
+          a64.inner = s.inner;
+          a64.pos = w.pos.data();
+          a64.crd = w.crd.data();
+          a64.vals = v64.data();
+          a64.b = x64.data();
+          a64.c = y64.data();
+          a64.threads = s.threads;
+          a64.overwrite = overwrite;
+          if (fused) {
+            a64.bias = b64.data();
+            a64.activation = Activation::kGeluErf;
+          }
+          std::vector<double> before = y64;
+          csrLinear(a64);
+          for (int64_t n = 0; n < s.batch; ++n) {
+            for (int64_t o = 0; o < s.outs; ++o) {
+              double want = 0;
+              for (int32_t p = w.pos[o]; p < w.pos[o + 1]; ++p) {
+                want += double(w.vals[p]) * double(x[static_cast<size_t>(n * s.inner + w.crd[p])]);
+              }
+              if (fused) {
+                want += bias[o];
+                want = want * 0.5 * std::erfc(-want / std::sqrt(2.0));
+              }
+              const size_t e = static_cast<size_t>(n * s.outs + o);
+              if (!overwrite) want += before[e];
+              ASSERT_NEAR(y[e], want, 1e-5 * (1 + std::abs(want))) << "row " << n << " out " << o;
+              ASSERT_NEAR(y64[e], want, 1e-12 * (1 + std::abs(want))) << "f64 row " << n;
+            }
+          }
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 }  // namespace
 }  // namespace sparseflow::kernels
