@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -15,6 +16,28 @@
 
 namespace sparseflow::graph {
 namespace {
+
+/// Buffers of values no later step reads, kept for steps whose results have the same number of
+/// elements (a model's layers repeat their shapes): taking one costs neither zeroing nor the page
+/// faults of fresh memory. The steps that take them write every element.
+class BufferPool {
+ public:
+  std::vector<float> take(size_t elements) {
+    auto it = free_.find(elements);
+    if (it == free_.end() || it->second.empty()) return std::vector<float>(elements);
+    std::vector<float> v = std::move(it->second.back());
+    it->second.pop_back();
+    return v;
+  }
+  void give(std::vector<float>&& v) {
+    auto& same = free_[v.size()];
+    if (!v.empty() && same.size() < kPerSize) same.push_back(std::move(v));
+  }
+
+ private:
+  static constexpr size_t kPerSize = 4;
+  std::map<size_t, std::vector<std::vector<float>>> free_;
+};
 
 /// Nonzeros per row of x [rows, in] (a NaN counts), rows in parallel.
 std::vector<int64_t> rowCounts(const float* x, int64_t rows, int64_t in) {
@@ -54,6 +77,26 @@ Tensor csrOf(const float* x, int64_t rows, int64_t in, const std::vector<int64_t
                 std::move(values));
 }
 
+void clip(const ExecStep& step, DenseValue<float>& result);
+
+/// Whether x [rows, in] may have zero rows or few nonzeros, from a sample of about 64 rows: the
+/// full count (a pass over x) is made only then. Dense activations (after a GELU) skip it; a
+/// wrong guess costs only speed (every row then runs through the weight's kernel, which is
+/// exact for zero rows too).
+bool mayHaveZeros(const float* x, int64_t rows, int64_t in) {
+  const int64_t stride = std::max<int64_t>(1, rows / 64);
+  int64_t sampled = 0, nonzero = 0;
+  for (int64_t r = 0; r < rows; r += stride) {
+    const float* row = x + r * in;
+    int64_t c = 0;
+    for (int64_t k = 0; k < in; ++k) c += row[k] != 0 || row[k] != row[k];
+    if (c == 0) return true;
+    nonzero += c;
+    sampled += in;
+  }
+  return 2 * nonzero < sampled;  // at most half nonzero: worth counting every row
+}
+
 /// Runs the weight's kernel of `step` on rows x[rows, in] into y[rows, out].
 void runKernel(const ExecStep& step, const float* x, int64_t rows, float* y) {
   const Format dense = Format::parse("dense", 2);
@@ -74,9 +117,14 @@ void runKernel(const ExecStep& step, const float* x, int64_t rows, float* y) {
 /// (its epilogue of the bias), computed once; else on all rows. The clip fused into the step
 /// (minimum and maximum by constants) is applied to the result in place.
 void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
-                   const std::vector<int64_t>& shape, DenseValue<float>& result) {
+                   const std::vector<int64_t>& shape, DenseValue<float>& result, BufferPool& pool) {
   result.shape = shape;
-  result.data.resize(static_cast<size_t>(step.rows * step.out));
+  result.data = pool.take(static_cast<size_t>(step.rows * step.out));
+  if (!mayHaveZeros(x.data.data(), step.rows, step.in)) {
+    runKernel(step, x.data.data(), step.rows, result.data.data());
+    clip(step, result);
+    return;
+  }
   const std::vector<int64_t> counts = rowCounts(x.data.data(), step.rows, step.in);
   int64_t nnz = 0, liveRows = 0;
   for (int64_t c : counts) {
@@ -120,6 +168,11 @@ void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
       next += isLive;
     }
   }
+  clip(step, result);
+}
+
+/// The clip fused into a kernel step (minimum and maximum by constants), in place.
+void clip(const ExecStep& step, DenseValue<float>& result) {
   if (step.clipLow || step.clipHigh) {
     const float lo = step.clipLow.value_or(-HUGE_VALF), hi = step.clipHigh.value_or(HUGE_VALF);
     const int64_t n = step.rows * step.out;
@@ -146,7 +199,8 @@ kernels::StridedMatrices<T> matrices(T* data, const OperandView& v) {
 /// from its operands' buffers.
 template <typename ValueOf>
 void runStridedStep(const BatchedPlan& plan, const ValueOf& value,
-                    const std::vector<int64_t>& shape, DenseValue<float>& result) {
+                    const std::vector<int64_t>& shape, DenseValue<float>& result,
+                    BufferPool& pool) {
   kernels::BatchedGemmProblem p;
   p.batchShape = plan.batchShape;
   p.m = plan.m;
@@ -158,7 +212,7 @@ void runStridedStep(const BatchedPlan& plan, const ValueOf& value,
   p.scale = plan.scale;
   p.softmax = plan.softmax;
   result.shape = shape;
-  result.data.resize(static_cast<size_t>(numElements(shape)));
+  result.data = pool.take(static_cast<size_t>(numElements(shape)));
   p.c = matrices(result.data.data(), plan.c);
   kernels::batchedGemm(p);
 }
@@ -180,18 +234,19 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
     return it != p.paramValues.end() ? it->second : values[static_cast<size_t>(v)];
   };
   if (stepMs) stepMs->assign(p.steps.size(), 0.0);
+  BufferPool pool;
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const ExecStep& step = p.steps[s];
     const auto t0 = std::chrono::steady_clock::now();
     DenseValue<float>& result = values[static_cast<size_t>(step.result)];
     if (step.strided) {
-      runStridedStep(*step.strided, value, g.node(step.result).type.shape, result);
+      runStridedStep(*step.strided, value, g.node(step.result).type.shape, result, pool);
     } else if (step.isBatchedProduct && step.handTuned) {
       const Node& node = g.node(step.node);
       const DenseValue<float>& a = value(node.inputs[0]);
       const DenseValue<float>& b = value(node.inputs[1]);
       result.shape = node.type.shape;
-      result.data.resize(static_cast<size_t>(step.batches * step.m * step.n));  // all written
+      result.data = pool.take(static_cast<size_t>(step.batches * step.m * step.n));  // all written
       kernels::batchedGemm(a.data.data(), b.data.data(), result.data.data(), step.batches, step.m,
                            step.k, step.n);
     } else if (step.isBatchedProduct) {
@@ -209,7 +264,7 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
                Buffer::view(DType::kF32, result.data.data(), step.batches * step.m * step.n));
       step.kernel.run({{"A", &A}, {"B", &B}}, C);
     } else if (step.isKernel) {
-      runKernelStep(step, value(step.x), g.node(step.result).type.shape, result);
+      runKernelStep(step, value(step.x), g.node(step.result).type.shape, result, pool);
     } else {
       const Node& node = g.node(step.node);
       const ValueId in0 = node.inputs.empty() ? -1 : node.inputs[0];
@@ -268,7 +323,10 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
         if (!done) result = evaluateOp<float>(g, node, operands);
       }
     }
-    for (ValueId v : p.freeAfter[s]) values[static_cast<size_t>(v)] = {};
+    for (ValueId v : p.freeAfter[s]) {
+      pool.give(std::move(values[static_cast<size_t>(v)].data));
+      values[static_cast<size_t>(v)] = {};
+    }
     if (stepMs) {
       (*stepMs)[s] =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
