@@ -23,6 +23,7 @@
 #include "hwy/highway.h"
 #include "kernels/activations-inl.h"
 #include "kernels/csr_spmm/spmm_epilogue-inl.h"
+#include "kernels/transpose-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
@@ -31,56 +32,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 /// Vectors per tile row (the tile is this many vectors wide; two entries of W run at once, so four
 /// chains). 4 vectors and one entry at a time: 22.1 ms at 50% of 4096x384->1536, this 19.3.
 constexpr int64_t kChains = 2;
-
-/// dst[c * dstStride + r] = src[r * srcStride + c] for r < rows, c < cols (or += with
-/// `accumulate`): in blocks of 32 columns so the lines written stay in L1, f32 in 4 x 4 blocks of
-/// 128-bit vectors (four loads, eight interleaves, four stores for 16 elements).
-template <typename T>
-void transposeInto(const T* HWY_RESTRICT src, int64_t srcStride, T* HWY_RESTRICT dst,
-                   int64_t dstStride, int64_t rows, int64_t cols, bool accumulate) {
-  for (int64_t c0 = 0; c0 < cols; c0 += 32) {
-    const int64_t c1 = std::min(cols, c0 + 32);
-    int64_t r = 0;
-#if HWY_TARGET != HWY_SCALAR
-    if constexpr (std::is_same_v<T, float>) {
-      const hn::FixedTag<float, 4> d4;
-      const hn::Repartition<uint64_t, decltype(d4)> d64;
-      for (; r + 4 <= rows; r += 4) {
-        int64_t c = c0;
-        for (; c + 4 <= c1; c += 4) {
-          const float* s0 = src + r * srcStride + c;
-          const auto v0 = hn::LoadU(d4, s0), v1 = hn::LoadU(d4, s0 + srcStride);
-          const auto v2 = hn::LoadU(d4, s0 + 2 * srcStride), v3 = hn::LoadU(d4, s0 + 3 * srcStride);
-          const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d4, v0, v1));  // a0 b0 a1 b1
-          const auto t1 = hn::BitCast(d64, hn::InterleaveLower(d4, v2, v3));  // c0 d0 c1 d1
-          const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d4, v0, v1));  // a2 b2 a3 b3
-          const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d4, v2, v3));  // c2 d2 c3 d3
-          const decltype(v0) out[4] = {hn::BitCast(d4, hn::InterleaveLower(d64, t0, t1)),
-                                       hn::BitCast(d4, hn::InterleaveUpper(d64, t0, t1)),
-                                       hn::BitCast(d4, hn::InterleaveLower(d64, t2, t3)),
-                                       hn::BitCast(d4, hn::InterleaveUpper(d64, t2, t3))};
-          for (int q = 0; q < 4; ++q) {
-            float* o = dst + (c + q) * dstStride + r;
-            hn::StoreU(accumulate ? hn::Add(hn::LoadU(d4, o), out[q]) : out[q], d4, o);
-          }
-        }
-        for (; c < c1; ++c) {  // the block's last columns
-          for (int64_t q = r; q < r + 4; ++q) {
-            T& o = dst[c * dstStride + q];
-            o = accumulate ? o + src[q * srcStride + c] : src[q * srcStride + c];
-          }
-        }
-      }
-    }
-#endif
-    for (; r < rows; ++r) {  // the last rows (all of them for f64)
-      for (int64_t c = c0; c < c1; ++c) {
-        T& o = dst[c * dstStride + r];
-        o = accumulate ? o + src[r * srcStride + c] : src[r * srcStride + c];
-      }
-    }
-  }
-}
 
 template <typename T>
 void csrLinearOf(const CsrSpmmArgsT<T>& a) {

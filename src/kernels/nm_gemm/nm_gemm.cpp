@@ -19,6 +19,7 @@
 #include "hwy/highway.h"
 #include "kernels/gemm_tile-inl.h"
 #include "kernels/nm_gemm/broadcast_tile-inl.h"
+#include "kernels/transpose-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
@@ -214,70 +215,109 @@ void runPermute(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPl
       });
 }
 
+/// Xᵀ of batch rows [b0, b0 + rows) into xt (kp × width): zero beyond the batch and beyond in.
+void transposedTile(const NMGemmArgs& args, int64_t in, int64_t kp, int64_t b0, int64_t rows,
+                    int64_t width, float* xt) {
+  if (args.xType == DType::kF32) {
+    transposeInto(static_cast<const float*>(args.x) + b0 * in, in, xt, width, rows, in, false);
+  } else {
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t c = 0; c < in; ++c)
+        xt[c * width + i] = toFloat(args.x, args.xType, (b0 + i) * in + c);
+    }
+  }
+  for (int64_t c = 0; c < kp; ++c) {
+    std::fill(xt + c * width + (c < in ? rows : 0), xt + (c + 1) * width, 0.0f);
+  }
+}
+
+/// The pair block [p0, p1) of one batch tile (Xᵀ in xt), its epilogue and store.
+template <typename T>
+void broadcastPairBlock(const PackedNMWeights& w, const NMGemmArgs& args, int64_t chunk,
+                        int vectors, int64_t p0, int64_t p1, int64_t b0, int64_t rows,
+                        int64_t blockPairs, const float* xt, float* acc, float* tile) {
+  const int64_t width = vectors * static_cast<int64_t>(kLanes);
+  for (int64_t s0 = 0; s0 < w.steps; s0 += chunk) {
+    const int64_t s1 = std::min(w.steps, s0 + chunk);
+    if (vectors == 4) {
+      broadcastBlock<T, 4>(w, p0, p1, s0, s1, xt, acc);
+    } else if (vectors == 2) {
+      broadcastBlock<T, 2>(w, p0, p1, s0, s1, xt, acc);
+    } else {
+      broadcastBlock<T, 1>(w, p0, p1, s0, s1, xt, acc);
+    }
+  }
+  // acc is (2 × pairs) × width; the tile wants batch rows × outputs.
+  const int64_t count = std::min(w.outFeatures, 2 * p1) - 2 * p0;
+  if (count <= 0) return;
+  const int64_t tileStride = 2 * blockPairs;
+  transposeInto(acc, width, tile, tileStride, count, rows, false);
+  finishTile(args, w.outFeatures, tile, tileStride, b0, rows, 2 * p0, count);
+}
+
 template <typename T>
 void runBroadcast(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPlan& plan) {
   const int64_t in = w.inFeatures;
-  const int64_t out = w.outFeatures;
   const int64_t kp = w.steps * kLanes;
   const int64_t blockPairs = plan.pairsPerBlock;
   const int64_t blocks = (w.pairs + blockPairs - 1) / blockPairs;
   const int64_t chunk = std::max<int64_t>(plan.stepsPerChunk, 1);
-  const int64_t maxWidth =
-      int64_t{std::clamp<int32_t>(plan.maxBatchVectors, 1, 4)} * static_cast<int64_t>(kLanes);
+  const int maxVectors = std::clamp<int32_t>(plan.maxBatchVectors, 1, 4);
+  const int64_t maxWidth = int64_t{maxVectors} * static_cast<int64_t>(kLanes);
+  // The widest instantiated tile (4, 2 or 1 vectors) that the batch from b0 fills.
+  auto vectorsAt = [&](int64_t b0) {
+    const int64_t left = std::min<int64_t>((args.batch - b0 + kLanes - 1) / kLanes, maxVectors);
+    return left >= 4 ? 4 : left >= 2 ? 2 : 1;
+  };
+  const int64_t fullTiles = args.batch / maxWidth;
+  if (fullTiles >= 2 * plan.threads) {
+    // Many batch tiles: each thread builds its own tiles' Xᵀ and runs every pair block of them
+    // (no barrier per tile); the last partial tile's rows go as tiles of their own width.
+    std::vector<int64_t> starts;
+    for (int64_t b0 = 0; b0 < args.batch;
+         b0 += std::min(vectorsAt(b0) * int64_t(kLanes), args.batch - b0)) {
+      starts.push_back(b0);
+    }
+#pragma omp parallel num_threads(plan.threads)
+    {
+      auto xt = zeroedFloats(kp * maxWidth);
+      auto acc = zeroedFloats(2 * blockPairs * maxWidth);
+      auto tile = zeroedFloats(maxWidth * 2 * blockPairs);
+#pragma omp for schedule(dynamic, 1)
+      for (size_t t = 0; t < starts.size(); ++t) {
+        const int64_t b0 = starts[t];
+        const int vectors = vectorsAt(b0);
+        const int64_t width = vectors * static_cast<int64_t>(kLanes);
+        const int64_t rows = std::min(width, args.batch - b0);
+        transposedTile(args, in, kp, b0, rows, width, xt.get());
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          const int64_t p0 = blk * blockPairs, p1 = std::min(w.pairs, p0 + blockPairs);
+          broadcastPairBlock<T>(w, args, chunk, vectors, p0, p1, b0, rows, blockPairs, xt.get(),
+                                acc.get(), tile.get());
+        }
+      }
+    }
+    return;
+  }
   auto xt = zeroedFloats(kp * maxWidth);
-
-  // One parallel region for all batch tiles (a fork and join per tile cost small layers 10%+):
-  // each tile's Xᵀ is built, then its blocks computed; the omp for's barriers keep Xᵀ alive
-  // until every block has read it.
+  // Few batch tiles: one parallel region (a fork and join per tile cost small layers 10%+), each
+  // tile's Xᵀ built by all threads, then its pair blocks shared; the omp for's barriers keep Xᵀ
+  // alive until every block has read it.
 #pragma omp parallel num_threads(plan.threads)
   {
     auto acc = zeroedFloats(2 * blockPairs * maxWidth);
-    std::vector<float> tile(static_cast<size_t>(maxWidth * 2 * blockPairs));
+    auto tile = zeroedFloats(maxWidth * 2 * blockPairs);
     for (int64_t b0 = 0; b0 < args.batch;) {
-      // The widest instantiated tile (4, 2 or 1 vectors) that the rest fills and the plan allows.
-      const int64_t vectorsLeft = std::min<int64_t>(
-          (args.batch - b0 + kLanes - 1) / kLanes, std::clamp<int32_t>(plan.maxBatchVectors, 1, 4));
-      const int vectors = vectorsLeft >= 4 ? 4 : vectorsLeft >= 2 ? 2 : 1;
+      const int vectors = vectorsAt(b0);
       const int64_t width = vectors * static_cast<int64_t>(kLanes);
       const int64_t rows = std::min(width, args.batch - b0);
-      // Xᵀ for this batch tile: kp × width, zero beyond the batch and beyond in. Blocks of
-      // kLanes columns, read along X's rows (a column walk touched a new line per element).
-#pragma omp for schedule(static)
-      for (int64_t c0 = 0; c0 < kp; c0 += static_cast<int64_t>(kLanes)) {
-        const int64_t c1 = std::min<int64_t>(c0 + static_cast<int64_t>(kLanes), in);
-        float* dst = xt.get() + c0 * width;
-        for (int64_t i = 0; i < width; ++i) {
-          int64_t c = c0;
-          if (i < rows) {
-            for (; c < c1; ++c) {
-              dst[(c - c0) * width + i] = toFloat(args.x, args.xType, (b0 + i) * in + c);
-            }
-          }
-          for (; c < c0 + static_cast<int64_t>(kLanes); ++c) dst[(c - c0) * width + i] = 0.0f;
-        }
-      }
+#pragma omp single
+      transposedTile(args, in, kp, b0, rows, width, xt.get());
 #pragma omp for schedule(dynamic, 1)
       for (int64_t blk = 0; blk < blocks; ++blk) {
-        const int64_t p0 = blk * blockPairs;
-        const int64_t p1 = std::min(w.pairs, p0 + blockPairs);
-        for (int64_t s0 = 0; s0 < w.steps; s0 += chunk) {
-          const int64_t s1 = std::min(w.steps, s0 + chunk);
-          if (vectors == 4) {
-            broadcastBlock<T, 4>(w, p0, p1, s0, s1, xt.get(), acc.get());
-          } else if (vectors == 2) {
-            broadcastBlock<T, 2>(w, p0, p1, s0, s1, xt.get(), acc.get());
-          } else {
-            broadcastBlock<T, 1>(w, p0, p1, s0, s1, xt.get(), acc.get());
-          }
-        }
-        // acc is (2 × pairs) × width; the tile wants batch rows × outputs.
-        const int64_t count = std::min(out, 2 * p1) - 2 * p0;
-        if (count <= 0) continue;
-        const int64_t tileStride = 2 * blockPairs;
-        for (int64_t r = 0; r < count; ++r) {
-          for (int64_t i = 0; i < rows; ++i) tile[i * tileStride + r] = acc[r * width + i];
-        }
-        finishTile(args, out, tile.data(), tileStride, b0, rows, 2 * p0, count);
+        const int64_t p0 = blk * blockPairs, p1 = std::min(w.pairs, p0 + blockPairs);
+        broadcastPairBlock<T>(w, args, chunk, vectors, p0, p1, b0, rows, blockPairs, xt.get(),
+                              acc.get(), tile.get());
       }
       b0 += rows;
     }
