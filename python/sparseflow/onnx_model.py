@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from ._ext import _C
-from .errors import InvalidArgument
+from .model_inputs import executor_input
 
 
 class OnnxModel:
@@ -35,16 +33,7 @@ class OnnxModel:
 
     def __call__(self, **inputs) -> list:
         """The outputs (float32 arrays, the model's order) for inputs given by name."""
-        arrays = {}
-        for name, value in inputs.items():
-            a = np.asarray(value)
-            if a.dtype.kind not in "fiub":
-                raise InvalidArgument(f"input {name!r}: numbers are needed, got {a.dtype}")
-            if a.dtype.kind in "iu" and a.size and int(np.abs(a).max()) >= 2**24:
-                # the executor's values are float32: larger integers (ids) would change
-                raise InvalidArgument(f"input {name!r}: integers of 2^24 or more do not fit "
-                                      "float32 exactly")
-            arrays[name] = np.ascontiguousarray(a, dtype=np.float32)
+        arrays = {name: executor_input(name, value) for name, value in inputs.items()}
         return self._executor.run(arrays)
 
     @property
@@ -59,7 +48,7 @@ class OnnxModel:
     def profile(self, **inputs) -> list:
         """Milliseconds of each step (steps() order) in one run."""
         return self._executor.profile(
-            {n: np.ascontiguousarray(np.asarray(v), dtype=np.float32) for n, v in inputs.items()})
+            {n: executor_input(n, v) for n, v in inputs.items()})
 
     def describe(self) -> str:
         return self._executor.describe()

@@ -17,12 +17,12 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 from torch import nn
 
 from ._ext import _C
 from .errors import InvalidArgument
+from .model_inputs import executor_input
 from .torch_capture import capture, flatten_inputs, rebuild_output
 
 @dataclass
@@ -99,7 +99,8 @@ class OptimizedModule(nn.Module):
         flat = flatten_inputs(self._captured.out_spec, args, kwargs)
         arrays = {}
         for name, t in zip(self._captured.inputs, flat):
-            arrays[name] = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
+            value = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t
+            arrays[name] = executor_input(name, value)
         outs = [torch.from_numpy(a) for a in self._executor.run(arrays)]
         return rebuild_output(self._captured.out_spec, outs)
 

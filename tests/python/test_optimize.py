@@ -184,6 +184,29 @@ def test_unsupported_operation_is_named():
         sf.optimize(lambda x: x, torch.randn(2, 4))
 
 
+def test_integer_ids_float32_cannot_hold_are_refused(seed):
+    """The executor's values are float32: ids of 2^24 or more would change silently, so the
+    optimized module refuses them naming the input; smaller ids run exactly."""
+
+    class Bag(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(50, 8)
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, ids):
+            return self.fc(self.emb(ids))
+
+    torch.manual_seed(seed)
+    model = Bag()
+    ids = torch.randint(0, 50, (3, 7))
+    opt, _ = sf.optimize(model, ids, timing_runs=1, reps=1)
+    with torch.no_grad():
+        assert _close(opt(ids), model(ids))
+    with pytest.raises(sf.InvalidArgument, match="2\\^24"):
+        opt(torch.full((3, 7), 2**24, dtype=torch.int64))
+
+
 def test_weights_are_a_snapshot(seed):
     torch.manual_seed(seed)
     model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())

@@ -5,9 +5,12 @@
 // their chosen formats, readable by this command again), prints the report, and with --input runs
 // the model and times it.
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <map>
 #include <string>
 #include <vector>
@@ -106,6 +109,16 @@ std::map<std::string, graph::DenseValue<float>> readModelInputs(
   for (const auto& [name, path] : assignments("--input", args, "FILE")) {
     const Tensor t = read(path);
     const std::vector<double> values = toDense(t);
+    // The executor's values are float32: an integer (a token id, from an integer .npy too) that
+    // float32 does not hold exactly, or a finite value past float's range, would change silently.
+    for (double v : values) {
+      SF_USER_CHECK(!(v == std::floor(v) && std::fabs(v) >= 16777216.0 &&
+                      static_cast<double>(static_cast<float>(v)) != v))
+          << "--input " << name << "=" << path << ": the integer " << std::fixed
+          << std::setprecision(0) << v << " does not fit float32 exactly";
+      SF_USER_CHECK(!std::isfinite(v) || std::fabs(v) <= FLT_MAX)
+          << "--input " << name << "=" << path << ": " << v << " is beyond float32's range";
+    }
     out.emplace(name, graph::DenseValue<float>{t.shape(),
                                                std::vector<float>(values.begin(), values.end())});
   }
@@ -141,6 +154,8 @@ int runOptimize(const OptimizeArgs& a) {
                     [](const graph::StepReport& s) { return s.weight.empty(); }));
   std::printf("%zu other steps on dense values\n", denseSteps);
 
+  // The inputs read (and checked) before anything is written.
+  const auto inputs = readModelInputs(a.inputs);
   // The optimized model: its graph text and its weights in the formats chosen.
   std::filesystem::create_directories(a.out);
   std::map<std::string, std::string> chosen;
@@ -170,7 +185,6 @@ int runOptimize(const OptimizeArgs& a) {
   std::printf("wrote %s and %s\n", graphPath.c_str(), weightsPath.c_str());
 
   if (a.inputs.empty()) return 0;
-  const auto inputs = readModelInputs(a.inputs);
   std::vector<graph::DenseValue<float>> outputs = executor.run(inputs);
   if (a.repeat > 0) {
     std::vector<double> ms;

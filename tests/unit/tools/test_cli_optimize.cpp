@@ -116,7 +116,20 @@ TEST_F(CliOptimize, OnnxModelRunsAndItsShapeMistakesAreNamed) {
   r = optimize({model, "--weights", model, "-o", "bad4"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("an ONNX model carries its weights"), std::string::npos) << r.err;
-  for (const char* out : {"bad1", "bad2", "bad3", "bad4"}) EXPECT_FALSE(fs::exists(dir_ / out));
+  // Integers float32 does not hold exactly (the executor's values are float32) are refused.
+  std::vector<double> ids(12, 3.0);
+  ids[5] = 16777217.0;
+  sparseflow::write((dir_ / "ids.npy").string(),
+                    sparseflow::fromDense({2, 6}, ids.data(), sparseflow::Format::parse("dense", 2),
+                                          sparseflow::DType::kF64));
+  r = optimize({model, "--rule", "-o", "bad5", "--input", "x=" + (dir_ / "ids.npy").string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("the integer 16777217 does not fit float32 exactly"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("ids.npy"), std::string::npos) << r.err;
+  for (const char* out : {"bad1", "bad2", "bad3", "bad4", "bad5"}) {
+    EXPECT_FALSE(fs::exists(dir_ / out));
+  }
 }
 
 }  // namespace
