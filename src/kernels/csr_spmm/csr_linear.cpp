@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "kernels/csr_spmm/csr_spmm.h"
+#include "support/check.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/csr_spmm/csr_linear.cpp"
@@ -33,6 +34,59 @@ namespace hn = hwy::HWY_NAMESPACE;
 /// chains). 4 vectors and one entry at a time: 22.1 ms at 50% of 4096x384->1536, this 19.3.
 constexpr int64_t kChains = 2;
 
+/// Outputs [o0, o1) of W (csr) against a transposed tile xt (tile lanes per input feature) into
+/// yt (one row of `tile` per output, from yt's start), each with its epilogue (bias per output,
+/// activation) applied while in cache: two entries at a time, four independent vector chains.
+template <typename T>
+HWY_INLINE void tileOutputs(const CsrSpmmArgsT<T>& w, const CsrSpmmArgsT<T>& epilogue,
+                            const InfinityValues& inf, bool needsEpilogue, const T* xt,
+                            int64_t tile, int64_t o0, int64_t o1, int64_t rows, T* yt) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t o = o0; o < o1; ++o) {
+    auto c0 = hn::Zero(d), c1 = hn::Zero(d), c2 = hn::Zero(d), c3 = hn::Zero(d);
+    int32_t p = w.pos[o];
+    const int32_t end = w.pos[o + 1];
+    for (; p + 1 < end; p += 2) {
+      const auto w0 = hn::Set(d, w.vals[p]), w1 = hn::Set(d, w.vals[p + 1]);
+      const T* x0 = xt + static_cast<int64_t>(w.crd[p]) * tile;
+      const T* x1 = xt + static_cast<int64_t>(w.crd[p + 1]) * tile;
+      c0 = hn::MulAdd(w0, hn::Load(d, x0), c0);
+      c1 = hn::MulAdd(w0, hn::Load(d, x0 + lanes), c1);
+      c2 = hn::MulAdd(w1, hn::Load(d, x1), c2);
+      c3 = hn::MulAdd(w1, hn::Load(d, x1 + lanes), c3);
+    }
+    if (p < end) {
+      const auto w0 = hn::Set(d, w.vals[p]);
+      const T* x = xt + static_cast<int64_t>(w.crd[p]) * tile;
+      c0 = hn::MulAdd(w0, hn::Load(d, x), c0);
+      c1 = hn::MulAdd(w0, hn::Load(d, x + lanes), c1);
+    }
+    T* y = yt + (o - o0) * tile;
+    hn::Store(hn::Add(c0, c2), d, y);
+    hn::Store(hn::Add(c1, c3), d, y + lanes);
+    if (needsEpilogue) epilogueSpan(epilogue, inf, y, o, 0, rows);
+  }
+}
+
+/// X's tile of rows [n0, n0 + rows) transposed into xt (inner x tile), zeros past the batch.
+template <typename T>
+HWY_INLINE void loadTile(const T* x, int64_t inner, int64_t n0, int64_t rows, int64_t tile,
+                         T* xt) {
+  transposeInto(x + n0 * inner, inner, xt, tile, rows, inner, false);
+  for (int64_t k = 0; k < inner && rows < tile; ++k) {
+    std::fill(xt + k * tile + rows, xt + (k + 1) * tile, T(0));
+  }
+}
+
+/// The epilogue arguments of a layer (its bias is per output: a row of the transposed tile).
+template <typename T>
+CsrSpmmArgsT<T> tileEpilogue(const CsrSpmmArgsT<T>& a) {
+  CsrSpmmArgsT<T> e = a;
+  e.biasPerRow = true;
+  return e;
+}
+
 template <typename T>
 void csrLinearOf(const CsrSpmmArgsT<T>& a) {
   const hn::ScalableTag<T> d;
@@ -49,8 +103,7 @@ void csrLinearOf(const CsrSpmmArgsT<T>& a) {
   const int64_t blockOuts = (outs + blocks - 1) / blocks;
   const InfinityValues inf =
       std::is_same_v<T, float> ? infinityValues(a.activation) : InfinityValues{};
-  CsrSpmmArgsT<T> epilogue = a;  // bias per output feature: a row of the transposed tile
-  epilogue.biasPerRow = true;
+  const CsrSpmmArgsT<T> epilogue = tileEpilogue(a);
   const bool needsEpilogue = a.activation != Activation::kNone || a.bias != nullptr;
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
@@ -63,38 +116,11 @@ void csrLinearOf(const CsrSpmmArgsT<T>& a) {
       const int64_t t = item / blocks, o0 = (item % blocks) * blockOuts;
       const int64_t o1 = std::min(outs, o0 + blockOuts);
       const int64_t n0 = t * tile, rows = std::min(tile, batch - n0);
-      if (loadedTile !=
-          t) {  // X's tile, transposed: xt[k][j] = X[n0 + j][k] (zeros past the batch)
-        transposeInto(a.b + n0 * inner, inner, xt.get(), tile, rows, inner, false);
-        for (int64_t k = 0; k < inner && rows < tile; ++k) {
-          std::fill(xt.get() + k * tile + rows, xt.get() + (k + 1) * tile, T(0));
-        }
+      if (loadedTile != t) {
+        loadTile(a.b, inner, n0, rows, tile, xt.get());
         loadedTile = t;
       }
-      for (int64_t o = o0; o < o1; ++o) {
-        auto c0 = hn::Zero(d), c1 = hn::Zero(d), c2 = hn::Zero(d), c3 = hn::Zero(d);
-        int32_t p = a.pos[o];
-        const int32_t end = a.pos[o + 1];
-        for (; p + 1 < end; p += 2) {  // two entries at once: four independent chains
-          const auto w0 = hn::Set(d, a.vals[p]), w1 = hn::Set(d, a.vals[p + 1]);
-          const T* x0 = xt.get() + static_cast<int64_t>(a.crd[p]) * tile;
-          const T* x1 = xt.get() + static_cast<int64_t>(a.crd[p + 1]) * tile;
-          c0 = hn::MulAdd(w0, hn::Load(d, x0), c0);
-          c1 = hn::MulAdd(w0, hn::Load(d, x0 + lanes), c1);
-          c2 = hn::MulAdd(w1, hn::Load(d, x1), c2);
-          c3 = hn::MulAdd(w1, hn::Load(d, x1 + lanes), c3);
-        }
-        if (p < end) {
-          const auto w = hn::Set(d, a.vals[p]);
-          const T* x = xt.get() + static_cast<int64_t>(a.crd[p]) * tile;
-          c0 = hn::MulAdd(w, hn::Load(d, x), c0);
-          c1 = hn::MulAdd(w, hn::Load(d, x + lanes), c1);
-        }
-        T* y = yt.get() + (o - o0) * tile;
-        hn::Store(hn::Add(c0, c2), d, y);
-        hn::Store(hn::Add(c1, c3), d, y + lanes);
-        if (needsEpilogue) epilogueSpan(epilogue, inf, y, o, 0, rows);
-      }
+      tileOutputs(a, epilogue, inf, needsEpilogue, xt.get(), tile, o0, o1, rows, yt.get());
       // The tile of outputs back into Y's rows (contiguous runs of o0..o1 per row).
       transposeInto(yt.get(), tile, a.c + n0 * outs + o0, outs, o1 - o0, rows, !a.overwrite);
     }
@@ -103,6 +129,48 @@ void csrLinearOf(const CsrSpmmArgsT<T>& a) {
 
 void CsrLinear(const CsrSpmmArgs& a) {
   csrLinearOf(a);
+}
+
+/// Two layers in a row (see csrLinearPair): per tile of rows, the first layer's outputs stay in
+/// their transposed tile, which is the second layer's input tile as it is.
+template <typename T>
+void csrLinearPairOf(const CsrSpmmArgsT<T>& first, const CsrSpmmArgsT<T>& second) {
+  const hn::ScalableTag<T> d;
+  const int64_t tile = kChains * static_cast<int64_t>(hn::Lanes(d));
+  const int64_t batch = first.cols, inner = first.inner, hidden = first.rows, outs = second.rows;
+  const int64_t tiles = (batch + tile - 1) / tile;
+  const int threads = first.threads > 0 ? first.threads : omp_get_max_threads();
+  const CsrSpmmArgsT<T> epilogue1 = tileEpilogue(first), epilogue2 = tileEpilogue(second);
+  const InfinityValues inf1 =
+      std::is_same_v<T, float> ? infinityValues(first.activation) : InfinityValues{};
+  const InfinityValues inf2 =
+      std::is_same_v<T, float> ? infinityValues(second.activation) : InfinityValues{};
+  const bool needs1 = first.activation != Activation::kNone || first.bias != nullptr;
+  const bool needs2 = second.activation != Activation::kNone || second.bias != nullptr;
+#pragma omp parallel num_threads(threads) if (threads > 1 && tiles > 1)
+  {
+    const auto xt = hwy::AllocateAligned<T>(static_cast<size_t>(inner * tile));
+    const auto ht = hwy::AllocateAligned<T>(static_cast<size_t>(hidden * tile));
+    const auto zt = hwy::AllocateAligned<T>(static_cast<size_t>(outs * tile));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int64_t n0 = t * tile, rows = std::min(tile, batch - n0);
+      loadTile(first.b, inner, n0, rows, tile, xt.get());
+      tileOutputs(first, epilogue1, inf1, needs1, xt.get(), tile, 0, hidden, rows, ht.get());
+      // Lanes past the batch hold the first layer's epilogue of zero rows; the second layer's
+      // lanes past the batch are never stored.
+      tileOutputs(second, epilogue2, inf2, needs2, ht.get(), tile, 0, outs, rows, zt.get());
+      transposeInto(zt.get(), tile, second.c + n0 * outs, outs, outs, rows, !second.overwrite);
+    }
+  }
+}
+
+void CsrLinearPair(const CsrSpmmArgs& first, const CsrSpmmArgs& second) {
+  csrLinearPairOf(first, second);
+}
+
+void CsrLinearPairF64(const CsrSpmmArgsF64& first, const CsrSpmmArgsF64& second) {
+  csrLinearPairOf(first, second);
 }
 
 void CsrLinearF64(const CsrSpmmArgsF64& a) {
@@ -117,6 +185,8 @@ namespace sparseflow::kernels {
 
 HWY_EXPORT(CsrLinear);
 HWY_EXPORT(CsrLinearF64);
+HWY_EXPORT(CsrLinearPair);
+HWY_EXPORT(CsrLinearPairF64);
 
 void csrLinear(const CsrSpmmArgs& args) {
   HWY_DYNAMIC_DISPATCH(CsrLinear)(args);
@@ -124,6 +194,26 @@ void csrLinear(const CsrSpmmArgs& args) {
 
 void csrLinear(const CsrSpmmArgsF64& args) {
   HWY_DYNAMIC_DISPATCH(CsrLinearF64)(args);
+}
+
+namespace {
+
+template <typename T>
+void checkPair(const CsrSpmmArgsT<T>& first, const CsrSpmmArgsT<T>& second) {
+  SF_ICHECK(first.cols == second.cols && first.rows == second.inner && first.inner > 0)
+      << "csrLinearPair: the second layer's inputs are the first layer's outputs";
+}
+
+}  // namespace
+
+void csrLinearPair(const CsrSpmmArgs& first, const CsrSpmmArgs& second) {
+  checkPair(first, second);
+  HWY_DYNAMIC_DISPATCH(CsrLinearPair)(first, second);
+}
+
+void csrLinearPair(const CsrSpmmArgsF64& first, const CsrSpmmArgsF64& second) {
+  checkPair(first, second);
+  HWY_DYNAMIC_DISPATCH(CsrLinearPairF64)(first, second);
 }
 
 }  // namespace sparseflow::kernels

@@ -50,6 +50,16 @@ void csrSpmm(const CsrSpmmArgsF64& args);
 /// two vectors wide per feature (csr_linear.cpp): no pass over whole transposed matrices.
 void csrLinear(const CsrSpmmArgs& args);
 void csrLinear(const CsrSpmmArgsF64& args);
+/// Two csr linear layers in a row, Z (+)= act2(act1(X · W1ᵀ + b1) · W2ᵀ + b2) (an MLP block), the
+/// hidden activations never written: per tile of X's rows the first layer's outputs stay in the
+/// transposed tile they are computed in, which is the second layer's input tile as it is (no
+/// write and read of the [batch, hidden] matrix, no transposition between the layers). `first`
+/// gives W1 (`rows` hidden x `inner`), X (`b`), b1 and act1 (its `c` and `overwrite` unused);
+/// `second` gives W2 (`rows` outputs x `inner` = hidden), Z (`c`), b2, act2 and `overwrite` (its
+/// `b` unused). `cols` (the batch) must agree. Tiles of rows run in parallel with first.threads:
+/// a batch of one tile (32 rows of f32 on AVX-512) runs on one thread.
+void csrLinearPair(const CsrSpmmArgs& first, const CsrSpmmArgs& second);
+void csrLinearPair(const CsrSpmmArgsF64& first, const CsrSpmmArgsF64& second);
 /// The SIMD target dispatch picks here ("AVX3", "AVX2", ...).
 const char* csrSpmmTargetName();
 /// Columns one register panel of f32 covers on that target (8 vectors; f64: half).

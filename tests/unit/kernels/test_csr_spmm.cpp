@@ -344,5 +344,80 @@ TEST(CsrLinear, MatchesFloat64OnEveryTarget) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// csrLinearPair (an MLP block whose hidden activations stay in cache) against float64 on every
+// target: batches of one row, of a partial tile and of several tiles; the first layer with bias
+// and GELU, the second with and without its bias, stored (Z starts as NaN) and added.
+TEST(CsrLinearPair, MatchesFloat64OnEveryTarget) {
+  const auto seed =
+      static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  const int64_t inner = 45, hidden = 70, outs = 23;
+  const RandomCsr w1 = randomCsr(hidden, inner, 0.3, rng), w2 = randomCsr(outs, hidden, 0.2, rng);
+  std::vector<float> b1(hidden), b2(outs);
+  for (float& e : b1) e = value(rng);
+  for (float& e : b2) e = value(rng);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (int64_t batch : {int64_t{1}, int64_t{13}, int64_t{100}}) {
+      std::vector<float> x(static_cast<size_t>(batch * inner));
+      for (float& e : x) e = value(rng);
+      // float64 by the definition: h = gelu(x W1ᵀ + b1), z = h W2ᵀ (+ b2).
+      std::vector<double> h(static_cast<size_t>(batch * hidden));
+      for (int64_t n = 0; n < batch; ++n) {
+        for (int64_t o = 0; o < hidden; ++o) {
+          double v = b1[o];
+          for (int32_t p = w1.pos[o]; p < w1.pos[o + 1]; ++p)
+            v += double(w1.vals[p]) * x[static_cast<size_t>(n * inner + w1.crd[p])];
+          h[static_cast<size_t>(n * hidden + o)] = v * 0.5 * std::erfc(-v / std::sqrt(2.0));
+        }
+      }
+      for (bool bias2 : {false, true}) {
+        for (bool overwrite : {true, false}) {
+          SCOPED_TRACE("batch " + std::to_string(batch) + (bias2 ? " b2" : "") +
+                       (overwrite ? " stored" : " added"));
+          std::vector<float> z(static_cast<size_t>(batch * outs));
+          for (float& e : z) e = overwrite ? std::nanf("") : value(rng);
+          const std::vector<float> before = z;
+          CsrSpmmArgs first, second;
+          first.rows = hidden;
+          first.cols = batch;
+          first.inner = inner;
+          first.pos = w1.pos.data();
+          first.crd = w1.crd.data();
+          first.vals = w1.vals.data();
+          first.b = x.data();
+          first.bias = b1.data();
+          first.activation = Activation::kGeluErf;
+          first.threads = 2;
+          second.rows = outs;
+          second.cols = batch;
+          second.inner = hidden;
+          second.pos = w2.pos.data();
+          second.crd = w2.crd.data();
+          second.vals = w2.vals.data();
+          second.c = z.data();
+          second.bias = bias2 ? b2.data() : nullptr;
+          second.overwrite = overwrite;
+          csrLinearPair(first, second);
+          for (int64_t n = 0; n < batch; ++n) {
+            for (int64_t o = 0; o < outs; ++o) {
+              double want = bias2 ? b2[o] : 0.0;
+              for (int32_t p = w2.pos[o]; p < w2.pos[o + 1]; ++p)
+                want += double(w2.vals[p]) * h[static_cast<size_t>(n * hidden + w2.crd[p])];
+              const size_t e = static_cast<size_t>(n * outs + o);
+              if (!overwrite) want += before[e];
+              ASSERT_NEAR(z[e], want, 1e-5 * (1 + std::abs(want))) << "row " << n << " out " << o;
+            }
+          }
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 }  // namespace
 }  // namespace sparseflow::kernels
