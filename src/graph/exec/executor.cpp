@@ -10,6 +10,7 @@
 #include "graph/model/dense_ops.h"
 #include "graph/model/evaluate.h"
 #include "kernels/batched_gemm/batched_gemm.h"
+#include "kernels/csr_spmm/csr_spmm.h"
 #include "kernels/epilogue_apply.h"
 #include "sparseflow/build.h"
 #include "support/check.h"
@@ -217,6 +218,42 @@ void runStridedStep(const BatchedPlan& plan, const ValueOf& value,
   kernels::batchedGemm(p);
 }
 
+/// The csr arguments of a kernel step's weight and epilogue (kernels::csrLinearPair's halves).
+kernels::CsrSpmmArgs csrArgs(const ExecStep& step) {
+  kernels::CsrSpmmArgs a;
+  a.rows = step.out;
+  a.cols = step.rows;
+  a.inner = step.in;
+  a.pos = static_cast<const int32_t*>(step.weight.level(1).pos.data());
+  a.crd = static_cast<const int32_t*>(step.weight.level(1).crd.data());
+  a.vals = static_cast<const float*>(step.weight.values().data());
+  a.bias = step.bias ? static_cast<const float*>(step.bias->values().data()) : nullptr;
+  a.activation = step.activation;
+  return a;
+}
+
+/// Two csr layers (step.pairFirst, then step) on x: one csrLinearPair, or, when x may have zero
+/// rows or few nonzeros (the paths a single step takes then), the two steps one after the other.
+void runPairStep(const ExecStep& step, const DenseValue<float>& x,
+                 const std::vector<int64_t>& shape, DenseValue<float>& result, BufferPool& pool) {
+  const ExecStep& first = *step.pairFirst;
+  if (mayHaveZeros(x.data.data(), first.rows, first.in)) {
+    DenseValue<float> hidden;
+    runKernelStep(first, x, {first.rows, first.out}, hidden, pool);
+    runKernelStep(step, hidden, shape, result, pool);
+    pool.give(std::move(hidden.data));
+    return;
+  }
+  result.shape = shape;
+  result.data = pool.take(static_cast<size_t>(step.rows * step.out));
+  kernels::CsrSpmmArgs a = csrArgs(first), b = csrArgs(step);
+  a.b = x.data.data();
+  b.c = result.data.data();
+  b.overwrite = true;
+  kernels::csrLinearPair(a, b);
+  clip(step, result);
+}
+
 }  // namespace
 
 std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseValue<float>>& inputs,
@@ -239,7 +276,13 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
     const ExecStep& step = p.steps[s];
     const auto t0 = std::chrono::steady_clock::now();
     DenseValue<float>& result = values[static_cast<size_t>(step.result)];
-    if (step.strided) {
+    if (step.pairedWithNext) {  // the next step runs it
+      if (stepMs) (*stepMs)[s] = 0.0;
+      continue;
+    }
+    if (step.pairFirst) {
+      runPairStep(step, value(step.pairFirst->x), g.node(step.result).type.shape, result, pool);
+    } else if (step.strided) {
       runStridedStep(*step.strided, value, g.node(step.result).type.shape, result, pool);
     } else if (step.isBatchedProduct && step.handTuned) {
       const Node& node = g.node(step.node);

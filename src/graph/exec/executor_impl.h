@@ -2,10 +2,12 @@
 // it).
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "graph/exec/batched_plan.h"
 #include "graph/exec/executor.h"
+#include "sparseflow/epilogue.h"
 #include "sparseflow/kernel.h"
 
 namespace sparseflow::graph {
@@ -38,6 +40,12 @@ struct ExecStep {
   bool hasSparseInputPath = false;
   // A clip after the activation (minimum / maximum by a one-element constant), applied in place.
   std::optional<float> clipLow, clipHigh;
+  Activation activation = Activation::kNone;  ///< kernel steps: the activation fused into it
+  // Two csr layers in a row (an MLP block, the first not a relu): the first step's work is done
+  // by the second (`pairedWithNext`), which holds the first (`pairFirst`) and runs both through
+  // kernels::csrLinearPair, the hidden activations kept in cache.
+  bool pairedWithNext = false;
+  std::shared_ptr<const ExecStep> pairFirst;
 };
 
 /// Below this fraction of nonzeros in X's live rows, a kernel step with a sparse-input path takes

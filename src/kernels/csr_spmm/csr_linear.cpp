@@ -71,8 +71,7 @@ HWY_INLINE void tileOutputs(const CsrSpmmArgsT<T>& w, const CsrSpmmArgsT<T>& epi
 
 /// X's tile of rows [n0, n0 + rows) transposed into xt (inner x tile), zeros past the batch.
 template <typename T>
-HWY_INLINE void loadTile(const T* x, int64_t inner, int64_t n0, int64_t rows, int64_t tile,
-                         T* xt) {
+HWY_INLINE void loadTile(const T* x, int64_t inner, int64_t n0, int64_t rows, int64_t tile, T* xt) {
   transposeInto(x + n0 * inner, inner, xt, tile, rows, inner, false);
   for (int64_t k = 0; k < inner && rows < tile; ++k) {
     std::fill(xt + k * tile + rows, xt + (k + 1) * tile, T(0));
