@@ -53,7 +53,8 @@ TEST(CostModel, RanksHeldOutProblemsNearlyInOrder) {
   std::mt19937_64 rng(seed);
   std::vector<RankGroup> train, test;
   for (int n = 0; n < 40; ++n) train.push_back(problem(rng, 30));
-  for (int n = 0; n < 10; ++n) test.push_back(problem(rng, 40));
+  // 30 held-out problems: the mean regret over 10 exceeded 1.35 once in 300 seeds.
+  for (int n = 0; n < 30; ++n) test.push_back(problem(rng, 40));
   TrainOptions options;
   options.rounds = 200;
   const CostModel model = CostModel::train({"p", "c0", "c1"}, train, options);
