@@ -10,6 +10,7 @@
 
 #include "kernels/nm_gemm/bf16_dot.h"
 #include "kernels/nm_gemm/pair_blocks.h"
+#include "kernels/nonfinite_inputs.h"
 #include "support/check.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -55,6 +56,11 @@ void RunNMGemm(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPla
     finishTile(args, out, row.data(), out, b, 1, 0, out);
   }
   (void)plan;
+}
+
+bool RunNMGemmPair(const PackedNMWeights&, const NMGemmArgs&, const NMGemmPlan&,
+                   const PackedNMWeights&, const NMGemmArgs&, const NMGemmPlan&) {
+  return false;  // no broadcast path here: the caller runs the layers one by one
 }
 
 #else  // SIMD targets
@@ -231,12 +237,11 @@ void transposedTile(const NMGemmArgs& args, int64_t in, int64_t kp, int64_t b0, 
   }
 }
 
-/// The pair block [p0, p1) of one batch tile (Xᵀ in xt), its epilogue and store.
+/// Rows [2 p0, 2 p1) of the product for one batch tile (Xᵀ in xt) into acc ((2 × pairs) ×
+/// width), k in chunks of `chunk` steps.
 template <typename T>
-void broadcastPairBlock(const PackedNMWeights& w, const NMGemmArgs& args, int64_t chunk,
-                        int vectors, int64_t p0, int64_t p1, int64_t b0, int64_t rows,
-                        int64_t blockPairs, const float* xt, float* acc, float* tile) {
-  const int64_t width = vectors * static_cast<int64_t>(kLanes);
+void broadcastChunks(const PackedNMWeights& w, int64_t chunk, int vectors, int64_t p0, int64_t p1,
+                     const float* xt, float* acc) {
   for (int64_t s0 = 0; s0 < w.steps; s0 += chunk) {
     const int64_t s1 = std::min(w.steps, s0 + chunk);
     if (vectors == 4) {
@@ -247,6 +252,15 @@ void broadcastPairBlock(const PackedNMWeights& w, const NMGemmArgs& args, int64_
       broadcastBlock<T, 1>(w, p0, p1, s0, s1, xt, acc);
     }
   }
+}
+
+/// The pair block [p0, p1) of one batch tile (Xᵀ in xt), its epilogue and store.
+template <typename T>
+void broadcastPairBlock(const PackedNMWeights& w, const NMGemmArgs& args, int64_t chunk,
+                        int vectors, int64_t p0, int64_t p1, int64_t b0, int64_t rows,
+                        int64_t blockPairs, const float* xt, float* acc, float* tile) {
+  const int64_t width = vectors * static_cast<int64_t>(kLanes);
+  broadcastChunks<T>(w, chunk, vectors, p0, p1, xt, acc);
   // acc is (2 × pairs) × width; the tile wants batch rows × outputs.
   const int64_t count = std::min(w.outFeatures, 2 * p1) - 2 * p0;
   if (count <= 0) return;
@@ -346,6 +360,85 @@ void RunNMGemm(const PackedNMWeights& w, const NMGemmArgs& args, const NMGemmPla
   }
 }
 
+/// Two layers in a row on the broadcast path (see runNMGemmPair): per batch tile the first
+/// layer's rows are computed straight into ht, which is the second layer's Xᵀ as it is. False
+/// when a hidden value is not finite (the padding zeros of the second layer's packed weights
+/// would turn it into NaN where the per-layer path recomputes such rows): Y is then unusable.
+template <typename T>
+bool runBroadcastPair(const PackedNMWeights& w1, const NMGemmArgs& a1, const NMGemmPlan& plan1,
+                      const PackedNMWeights& w2, const NMGemmArgs& a2, const NMGemmPlan& plan2) {
+  const int64_t kp1 = w1.steps * kLanes, kp2 = w2.steps * kLanes;
+  const int64_t hiddenRows = std::max(kp2, 2 * w1.pairs);
+  const int maxVectors =
+      std::clamp<int32_t>(std::min(plan1.maxBatchVectors, plan2.maxBatchVectors), 1, 4);
+  const int64_t maxWidth = int64_t{maxVectors} * static_cast<int64_t>(kLanes);
+  const int64_t chunk1 = std::max<int64_t>(plan1.stepsPerChunk, 1);
+  const int64_t chunk2 = std::max<int64_t>(plan2.stepsPerChunk, 1);
+  const int64_t blocks1 = ceilDiv(w1.pairs, plan1.pairsPerBlock);
+  const int64_t blocks2 = ceilDiv(w2.pairs, plan2.pairsPerBlock);
+  // Batch tiles of the widest instantiated width (4, 2 or 1 vectors) the rest fills.
+  std::vector<std::pair<int64_t, int> > tiles;  // first row, vectors
+  for (int64_t b0 = 0; b0 < a1.batch;) {
+    const int64_t left = std::min<int64_t>(ceilDiv(a1.batch - b0, int64_t{kLanes}), maxVectors);
+    const int v = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    tiles.emplace_back(b0, v);
+    b0 += std::min(v * static_cast<int64_t>(kLanes), a1.batch - b0);
+  }
+  bool finite = true;
+#pragma omp parallel num_threads(plan1.threads) reduction(&& : finite)
+  {
+    auto xt = zeroedFloats(kp1 * maxWidth);
+    auto ht = zeroedFloats(hiddenRows * maxWidth);
+    auto acc = zeroedFloats(2 * plan2.pairsPerBlock * maxWidth);
+    auto tile = zeroedFloats(maxWidth * 2 * plan2.pairsPerBlock);
+#pragma omp for schedule(dynamic, 1)
+    for (size_t t = 0; t < tiles.size(); ++t) {
+      const auto [b0, v] = tiles[t];
+      const int64_t width = v * static_cast<int64_t>(kLanes);
+      const int64_t rows = std::min(width, a1.batch - b0);
+      transposedTile(a1, w1.inFeatures, kp1, b0, rows, width, xt.get());
+      for (int64_t blk = 0; blk < blocks1; ++blk) {
+        const int64_t p0 = blk * plan1.pairsPerBlock;
+        const int64_t p1 = std::min(w1.pairs, p0 + plan1.pairsPerBlock);
+        broadcastChunks<T>(w1, chunk1, v, p0, p1, xt.get(), ht.get() + 2 * p0 * width);
+      }
+      // The first layer's epilogue per hidden feature (a row of ht), its padding rows zeroed.
+      const hn::ScalableTag<float> d;
+      auto notFinite = hn::Zero(d);  // x * 0 is NaN where x is NaN or ±inf
+      for (int64_t f = 0; f < w1.outFeatures; ++f) {
+        float* row = ht.get() + f * width;
+        if (a1.bias != nullptr) {
+          const auto b = hn::Set(d, a1.bias[f]);
+          for (int64_t i = 0; i < width; i += kLanes)
+            hn::Store(hn::Add(hn::Load(d, row + i), b), d, row + i);
+        }
+        applyEpilogue(a1.activation, row, nullptr, width);
+        for (int64_t i = 0; i < width; i += kLanes) {
+          notFinite = hn::MulAdd(hn::Load(d, row + i), hn::Zero(d), notFinite);
+        }
+      }
+      finite = finite && hn::AllFalse(d, hn::IsNaN(notFinite));
+      std::fill(ht.get() + w1.outFeatures * width, ht.get() + hiddenRows * width, 0.0f);
+      for (int64_t blk = 0; blk < blocks2; ++blk) {
+        const int64_t p0 = blk * plan2.pairsPerBlock;
+        const int64_t p1 = std::min(w2.pairs, p0 + plan2.pairsPerBlock);
+        broadcastPairBlock<T>(w2, a2, chunk2, v, p0, p1, b0, rows, plan2.pairsPerBlock, ht.get(),
+                              acc.get(), tile.get());
+      }
+    }
+  }
+  return finite;
+}
+
+bool RunNMGemmPair(const PackedNMWeights& w1, const NMGemmArgs& a1, const NMGemmPlan& plan1,
+                   const PackedNMWeights& w2, const NMGemmArgs& a2, const NMGemmPlan& plan2) {
+  switch (w1.valueType) {
+    case DType::kBF16: return runBroadcastPair<hwy::bfloat16_t>(w1, a1, plan1, w2, a2, plan2);
+    case DType::kF16: return runBroadcastPair<hwy::float16_t>(w1, a1, plan1, w2, a2, plan2);
+    default: return runBroadcastPair<float>(w1, a1, plan1, w2, a2, plan2);
+  }
+}
+
 #endif  // HWY_TARGET == HWY_SCALAR
 
 const char* TargetName() {
@@ -367,6 +460,7 @@ HWY_EXPORT(F32Lanes);
 HWY_EXPORT(TargetName);
 HWY_EXPORT(RunNMGemm);
 HWY_EXPORT(FinishTile);
+HWY_EXPORT(RunNMGemmPair);
 
 int32_t nmGemmLanes() {
   return HWY_DYNAMIC_DISPATCH(F32Lanes)();
@@ -379,6 +473,24 @@ const char* nmGemmTargetName() {
 void runNMGemm(const PackedNMWeights& weights, const NMGemmArgs& args, const NMGemmPlan& plan) {
   if (plan.path == NMGemmPath::kDotBF16) return runNMGemmBF16Dot(weights, args, plan);
   HWY_DYNAMIC_DISPATCH(RunNMGemm)(weights, args, plan);
+}
+
+bool runNMGemmPair(const PackedNMWeights& w1, const NMGemmArgs& a1, const PackedNMWeights& w2,
+                   const NMGemmArgs& a2, int32_t threads) {
+  const int32_t lanes = nmGemmLanes();
+  if (w1.lanes != lanes || w2.lanes != lanes || w1.valueType != w2.valueType ||
+      w2.inFeatures != w1.outFeatures || a1.batch != a2.batch || a1.xType != DType::kF32 ||
+      a2.yType != DType::kF32 || a1.batch < 2 * int64_t{threads} * 4 * lanes) {
+    return false;
+  }
+  const support::CacheSizes caches = support::cacheSizes();
+  const NMGemmPlan plan1 = chooseNMGemmPlan({a1.batch, w1.outFeatures, w1.inFeatures}, lanes,
+                                            caches, threads, bf16DotApplies(w1, a1.xType));
+  const NMGemmPlan plan2 = chooseNMGemmPlan({a2.batch, w2.outFeatures, w2.inFeatures}, lanes,
+                                            caches, threads, bf16DotApplies(w2, DType::kF32));
+  if (plan1.path != NMGemmPath::kBroadcast || plan2.path != NMGemmPath::kBroadcast) return false;
+  if (!rowsWithNonFinite(a1.x, a1.xType, a1.batch, w1.inFeatures).empty()) return false;
+  return HWY_DYNAMIC_DISPATCH(RunNMGemmPair)(w1, a1, plan1, w2, a2, plan2);
 }
 
 void finishNMGemmTile(const GemmArgs& args, int64_t outFeatures, float* tile, int64_t tileStride,

@@ -23,6 +23,16 @@ const char* nmGemmTargetName();
 /// kDotBF16 plans run the bf16 dot path (bf16_dot.h), the others this target's Highway kernels.
 void runNMGemm(const PackedNMWeights& weights, const NMGemmArgs& args, const NMGemmPlan& plan);
 
+/// Two 2:4 layers in a row, Y2 = epilogue2(epilogue1(X · W1ᵀ + b1) · W2ᵀ + b2) (an MLP block),
+/// on the broadcast path with the hidden activations kept per batch tile in cache (the first
+/// layer's rows are the second's Xᵀ tile as they are: no write, read or transposition of the
+/// [batch, hidden] matrix). a1 gives X (f32), b1 and act1 (its y unused); a2 gives Y (f32), b2
+/// and act2 (its x unused); both weights packed for nmGemmLanes(). Returns false, having
+/// computed nothing usable, where the pair does not apply (a batch under two tiles per thread,
+/// other dtypes, the bf16 dot path, X or a hidden value not finite): run the layers one by one.
+bool runNMGemmPair(const PackedNMWeights& w1, const NMGemmArgs& a1, const PackedNMWeights& w2,
+                   const NMGemmArgs& a2, int32_t threads);
+
 /// The fused epilogue and store of an f32 tile (finishTile of gemm_tile-inl.h) on the dispatched
 /// target, for kernels outside the Highway translation units.
 void finishNMGemmTile(const GemmArgs& args, int64_t outFeatures, float* tile, int64_t tileStride,

@@ -289,5 +289,74 @@ TEST(NMLinear, RefusesWhatItCannotRun) {
               ErrorCode::kInvalidArgument, "x must be f32 or the weights' dtype f32, got bf16");
 }
 
+// kernels::runNMGemmPair (an MLP block of two 2:4 layers, the hidden activations kept in cache)
+// against float64 on every target: f32 and bf16 weights, a batch ending in partial tiles (4, 2
+// and 1 vectors wide), GELU with a bias first, a bias or none second. Where it declines (a batch
+// under two tiles per thread, x not finite, the scalar target, the bf16 dot path) it says so.
+TEST(NMGemm, PairOfLayersMatchesFloat64OnEveryTarget) {
+  SF_SEEDED_RNG(rng);
+  const int64_t in = 40, hidden = 72, outs = 30;
+  int ranF32 = 0;  // targets where the f32 pair ran (every SIMD target)
+  forEachTarget([&](bool) {
+    const int32_t lanes = kernels::nmGemmLanes();
+    const int64_t batch = 2 * 2 * 4 * lanes + 3 * lanes - 5;
+    for (DType wType : {DType::kF32, DType::kBF16}) {
+      SCOPED_TRACE(dtypeName(wType));
+      const std::vector<double> w1 = random24(hidden, in, wType, rng);
+      const std::vector<double> w2 = random24(outs, hidden, wType, rng);
+      const auto p1 = kernels::packNMWeights(
+          fromDense({hidden, in}, w1.data(), Format::parse("2:4", 2), wType), lanes);
+      const auto p2 = kernels::packNMWeights(
+          fromDense({outs, hidden}, w2.data(), Format::parse("2:4", 2), wType), lanes);
+      std::uniform_real_distribution<float> u(-1, 1);
+      std::vector<float> x(static_cast<size_t>(batch * in)), b1(hidden), b2(outs);
+      for (float& e : x) e = u(rng);
+      for (float& e : b1) e = u(rng);
+      for (float& e : b2) e = u(rng);
+      for (bool bias2 : {false, true}) {
+        std::vector<float> y(static_cast<size_t>(batch * outs), NAN);
+        kernels::GemmArgs a1, a2;
+        a1.x = x.data();
+        a1.batch = batch;
+        a1.bias = b1.data();
+        a1.activation = Activation::kGeluErf;
+        a2.batch = batch;
+        a2.y = y.data();
+        a2.bias = bias2 ? b2.data() : nullptr;
+        if (!kernels::runNMGemmPair(p1, a1, p2, a2, 2)) {
+          // Declined only where the layers' own paths are not the broadcast one.
+          EXPECT_TRUE(std::string(kernels::nmGemmTargetName()) == "SCALAR" ||
+                      kernels::bf16DotApplies(p1, DType::kF32))
+              << kernels::nmGemmTargetName();
+          continue;
+        }
+        ranF32 += wType == DType::kF32 && !bias2;
+        for (int64_t n = 0; n < batch; ++n) {
+          std::vector<double> h(static_cast<size_t>(hidden));
+          for (int64_t f = 0; f < hidden; ++f) {
+            double v = b1[f];
+            for (int64_t k = 0; k < in; ++k) v += w1[f * in + k] * x[n * in + k];
+            h[f] = v * 0.5 * std::erfc(-v / std::sqrt(2.0));
+          }
+          for (int64_t o = 0; o < outs; ++o) {
+            double want = bias2 ? b2[o] : 0.0;
+            for (int64_t f = 0; f < hidden; ++f) want += w2[o * hidden + f] * h[f];
+            ASSERT_NEAR(y[n * outs + o], want, 2e-5 * (1 + std::abs(want)))
+                << "row " << n << " out " << o;
+          }
+        }
+        // Declined: too small a batch; a non-finite x.
+        a1.batch = a2.batch = 8;
+        EXPECT_FALSE(kernels::runNMGemmPair(p1, a1, p2, a2, 2));
+        a1.batch = a2.batch = batch;
+        x[5] = NAN;
+        EXPECT_FALSE(kernels::runNMGemmPair(p1, a1, p2, a2, 2));
+        x[5] = 0.5f;
+      }
+    }
+  });
+  EXPECT_GE(ranF32, 1);
+}
+
 }  // namespace
 }  // namespace sparseflow
