@@ -172,18 +172,20 @@ output %4
   }
 }
 
-// Two csr layers in a row (an MLP block, GELU between) run as one csrLinearPair step, its first
-// step empty; the same as float64 on dense inputs and on inputs with zero rows (the pair then runs
-// its two steps one after the other). After a relu they stay two steps.
-TEST(GraphExecutor, CsrMlpBlockRunsAsOnePair) {
+// Two csr layers in a row (an MLP block, GELU between) run as one csrLinearPair step, two 2:4
+// layers as one runNMGemmPair step, the first step empty; the same as float64 on dense inputs and
+// on inputs with zero rows (the pair then runs its two steps one after the other). After a relu
+// they stay two steps.
+TEST(GraphExecutor, MlpBlockRunsAsOnePair) {
   const uint64_t seed = freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   std::bernoulli_distribution keep(0.15);
-  for (const char* act : {"gelu", "relu"}) {
-    SCOPED_TRACE(act);
-    Model m;
-    m.graph = parseGraph(std::string(R"(%0 = input "x" : f32[3, 37, 48]
+  for (const char* format : {"csr", "2:4"}) {
+    for (const char* act : {"gelu", "relu"}) {
+      SCOPED_TRACE(std::string(format) + " " + act);
+      Model m;
+      m.graph = parseGraph(std::string(R"(%0 = input "x" : f32[3, 100, 48]
 %1 = param "fc1.weight" : f32[96, 48]
 %2 = param "fc1.bias" : f32[96]
 %3 = linear(%0, %1, %2)
@@ -193,32 +195,39 @@ TEST(GraphExecutor, CsrMlpBlockRunsAsOnePair) {
 %7 = linear(%4, %5, %6)
 output %7
 )");
-    for (const char* w : {"fc1.weight", "fc2.weight"}) {
-      const auto& shape = m.graph.node(w == std::string("fc1.weight") ? 1 : 5).type.shape;
-      std::vector<double> v = randomValues(shape[0] * shape[1], rng);
-      for (double& e : v) e = keep(rng) ? e : 0.0;
-      m.params[w] = f32Tensor(shape, v);
-    }
-    m.params["fc1.bias"] = f32Tensor({96}, randomValues(96, rng));
-    m.params["fc2.bias"] = f32Tensor({40}, randomValues(40, rng));
-    const Executor e = Executor::build(m, byRule());
-    const auto& steps = e.steps();
-    ASSERT_EQ(steps.size(), 2u) << e.describe();
-    EXPECT_EQ(steps[0].format, "csr");
-    EXPECT_EQ(steps[1].format, "csr");
-    const bool paired = std::string(act) == "gelu";
-    EXPECT_EQ(steps[0].provider == "csr_linear_pair", paired) << e.describe();
-    EXPECT_EQ(steps[1].provider == "csr_linear_pair", paired) << e.describe();
-    for (bool zeroRows : {false, true}) {
-      std::vector<double> x = randomValues(3 * 37 * 48, rng);
-      for (int64_t r = 0; r < 3 * 37 && zeroRows; r += 2) std::fill_n(x.begin() + r * 48, 48, 0.0);
-      const auto expect = evaluateModel<double>(m, {{"x", {{3, 37, 48}, x}}});
-      const auto got = e.run({{"x", {{3, 37, 48}, std::vector<float>(x.begin(), x.end())}}});
-      ASSERT_EQ(got[0].shape, expect[0].shape);
-      for (size_t i = 0; i < got[0].data.size(); ++i) {
-        ASSERT_NEAR(got[0].data[i], expect[0].data[i],
-                    1e-4 * std::max(1.0, std::abs(expect[0].data[i])))
-            << (zeroRows ? "zero rows, " : "") << "element " << i;
+      for (const char* w : {"fc1.weight", "fc2.weight"}) {
+        const auto& shape = m.graph.node(w == std::string("fc1.weight") ? 1 : 5).type.shape;
+        std::vector<double> v = randomValues(shape[0] * shape[1], rng);
+        if (std::string(format) == "csr") {
+          for (double& e : v) e = keep(rng) ? e : 0.0;
+        } else {
+          pruneTo24(v);
+        }
+        m.params[w] = f32Tensor(shape, v);
+      }
+      m.params["fc1.bias"] = f32Tensor({96}, randomValues(96, rng));
+      m.params["fc2.bias"] = f32Tensor({40}, randomValues(40, rng));
+      SpecializeOptions options = byRule();
+      options.formats = {{"fc1.weight", format}, {"fc2.weight", format}};
+      const Executor e = Executor::build(m, options);
+      const auto& steps = e.steps();
+      ASSERT_EQ(steps.size(), 2u) << e.describe();
+      const std::string pairName =
+          std::string(format) == "csr" ? "csr_linear_pair" : "nm_linear_pair";
+      const bool paired = std::string(act) == "gelu";
+      EXPECT_EQ(steps[0].provider == pairName, paired) << e.describe();
+      EXPECT_EQ(steps[1].provider == pairName, paired) << e.describe();
+      for (bool zeroRows : {false, true}) {
+        std::vector<double> x = randomValues(3 * 100 * 48, rng);
+        for (int64_t r = 0; r < 300 && zeroRows; r += 2) std::fill_n(x.begin() + r * 48, 48, 0.0);
+        const auto expect = evaluateModel<double>(m, {{"x", {{3, 100, 48}, x}}});
+        const auto got = e.run({{"x", {{3, 100, 48}, std::vector<float>(x.begin(), x.end())}}});
+        ASSERT_EQ(got[0].shape, expect[0].shape);
+        for (size_t i = 0; i < got[0].data.size(); ++i) {
+          ASSERT_NEAR(got[0].data[i], expect[0].data[i],
+                      1e-4 * std::max(1.0, std::abs(expect[0].data[i])))
+              << (zeroRows ? "zero rows, " : "") << "element " << i;
+        }
       }
     }
   }

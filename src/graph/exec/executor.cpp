@@ -1,4 +1,6 @@
 // Running a specialized model: values in definition order, each dropped after its last use.
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include "kernels/batched_gemm/batched_gemm.h"
 #include "kernels/csr_spmm/csr_spmm.h"
 #include "kernels/epilogue_apply.h"
+#include "kernels/nm_gemm/nm_gemm.h"
 #include "sparseflow/build.h"
 #include "support/check.h"
 
@@ -232,25 +235,46 @@ kernels::CsrSpmmArgs csrArgs(const ExecStep& step) {
   return a;
 }
 
-/// Two csr layers (step.pairFirst, then step) on x: one csrLinearPair, or, when x may have zero
-/// rows or few nonzeros (the paths a single step takes then), the two steps one after the other.
+/// The 2:4 GEMM arguments of a kernel step's bias and epilogue (kernels::runNMGemmPair's halves).
+kernels::GemmArgs gemmArgs(const ExecStep& step) {
+  kernels::GemmArgs a;
+  a.batch = step.rows;
+  a.bias = step.bias ? static_cast<const float*>(step.bias->values().data()) : nullptr;
+  a.activation = step.activation;
+  return a;
+}
+
+/// Two csr or 2:4 layers (step.pairFirst, then step) on x: one pair kernel, or, when x may have
+/// zero rows or few nonzeros (the paths a single step takes then) or the 2:4 pair declines, the
+/// two steps one after the other.
 void runPairStep(const ExecStep& step, const DenseValue<float>& x,
                  const std::vector<int64_t>& shape, DenseValue<float>& result, BufferPool& pool) {
   const ExecStep& first = *step.pairFirst;
-  if (mayHaveZeros(x.data.data(), first.rows, first.in)) {
+  auto oneByOne = [&] {
     DenseValue<float> hidden;
     runKernelStep(first, x, {first.rows, first.out}, hidden, pool);
     runKernelStep(step, hidden, shape, result, pool);
     pool.give(std::move(hidden.data));
-    return;
-  }
+  };
+  if (mayHaveZeros(x.data.data(), first.rows, first.in)) return oneByOne();
   result.shape = shape;
   result.data = pool.take(static_cast<size_t>(step.rows * step.out));
-  kernels::CsrSpmmArgs a = csrArgs(first), b = csrArgs(step);
-  a.b = x.data.data();
-  b.c = result.data.data();
-  b.overwrite = true;
-  kernels::csrLinearPair(a, b);
+  if (step.pairPacked[0]) {
+    kernels::GemmArgs a = gemmArgs(first), b = gemmArgs(step);
+    a.x = x.data.data();
+    b.y = result.data.data();
+    if (!kernels::runNMGemmPair(*step.pairPacked[0], a, *step.pairPacked[1], b,
+                                omp_get_max_threads())) {
+      pool.give(std::move(result.data));
+      return oneByOne();
+    }
+  } else {
+    kernels::CsrSpmmArgs a = csrArgs(first), b = csrArgs(step);
+    a.b = x.data.data();
+    b.c = result.data.data();
+    b.overwrite = true;
+    kernels::csrLinearPair(a, b);
+  }
   clip(step, result);
 }
 

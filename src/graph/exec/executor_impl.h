@@ -7,6 +7,7 @@
 
 #include "graph/exec/batched_plan.h"
 #include "graph/exec/executor.h"
+#include "kernels/nm_gemm/packed_weights.h"
 #include "sparseflow/epilogue.h"
 #include "sparseflow/kernel.h"
 
@@ -41,11 +42,13 @@ struct ExecStep {
   // A clip after the activation (minimum / maximum by a one-element constant), applied in place.
   std::optional<float> clipLow, clipHigh;
   Activation activation = Activation::kNone;  ///< kernel steps: the activation fused into it
-  // Two csr layers in a row (an MLP block, the first not a relu): the first step's work is done
-  // by the second (`pairedWithNext`), which holds the first (`pairFirst`) and runs both through
-  // kernels::csrLinearPair, the hidden activations kept in cache.
+  // Two csr or two 2:4 layers in a row (an MLP block, the first not a relu): the first step's
+  // work is done by the second (`pairedWithNext`), which holds the first (`pairFirst`) and runs
+  // both through kernels::csrLinearPair or kernels::runNMGemmPair (packed weights in
+  // `pairPacked`), the hidden activations kept in cache.
   bool pairedWithNext = false;
   std::shared_ptr<const ExecStep> pairFirst;
+  std::shared_ptr<const kernels::PackedNMWeights> pairPacked[2];  ///< 2:4 pairs: first, second
 };
 
 /// Below this fraction of nonzeros in X's live rows, a kernel step with a sparse-input path takes

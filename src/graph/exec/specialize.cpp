@@ -10,6 +10,7 @@
 
 #include "graph/exec/executor_impl.h"
 #include "kernels/batched_gemm/batched_gemm.h"
+#include "kernels/nm_gemm/nm_gemm.h"
 #include "sparseflow/build.h"
 #include "sparseflow/convert.h"
 #include "support/check.h"
@@ -306,12 +307,17 @@ bool pairableCsr(const Tensor& w) {
          w.level(1).pos.dtype() == DType::kI32 && w.level(1).crd.dtype() == DType::kI32;
 }
 
-/// Adjacent kernel steps of csr weights where the second reads only the first's result (an MLP
-/// block: linear + gelu, linear) run as one kernels::csrLinearPair: the hidden activations are
-/// never written (at 90% sparsity MiniLM's FFN went 11.4 -> 7.5 ms at 4,096 rows). Not after a
+bool pairable24(const Tensor& w) {
+  return w.format().toString() == "2:4" && w.dtype() == DType::kF32;
+}
+
+/// Adjacent kernel steps of csr weights, or of 2:4 weights, where the second reads only the
+/// first's result (an MLP block: linear + gelu, linear) run as one pair kernel: the hidden
+/// activations are never written (at 90% sparsity MiniLM's FFN went 11.4 -> 7.5 ms at 4,096 rows
+/// with kernels::csrLinearPair; 2:4, 20.7 -> 19.0 ms with kernels::runNMGemmPair). Not after a
 /// relu or a clip: those activations are often mostly zero, which the second step's own paths
 /// (zero rows skipped, X made csr) exploit.
-void pairCsrLayers(Executor::Impl& impl, const std::vector<std::vector<ValueId>>& uses) {
+void pairLayers(Executor::Impl& impl, const std::vector<std::vector<ValueId>>& uses) {
   const Graph& g = impl.graph;
   for (size_t s = 1; s < impl.steps.size(); ++s) {
     ExecStep& first = impl.steps[s - 1];
@@ -320,16 +326,25 @@ void pairCsrLayers(Executor::Impl& impl, const std::vector<std::vector<ValueId>>
                          !second.isBatchedProduct && !first.pairedWithNext && !first.pairFirst;
     if (!kernels || second.x != first.result || g.isOutput(first.result) ||
         uses[static_cast<size_t>(first.result)].size() != 1 || first.clipLow || first.clipHigh ||
-        first.activation == Activation::kRelu || first.rows != second.rows ||
-        !pairableCsr(first.weight) || !pairableCsr(second.weight)) {
+        first.activation == Activation::kRelu || first.rows != second.rows) {
       continue;
+    }
+    const bool csr = pairableCsr(first.weight) && pairableCsr(second.weight);
+    const bool nm = pairable24(first.weight) && pairable24(second.weight);
+    if (!csr && !nm) continue;
+    if (nm) {
+      const int32_t lanes = kernels::nmGemmLanes();
+      second.pairPacked[0] = std::make_shared<const kernels::PackedNMWeights>(
+          kernels::packNMWeights(first.weight, lanes));
+      second.pairPacked[1] = std::make_shared<const kernels::PackedNMWeights>(
+          kernels::packNMWeights(second.weight, lanes));
     }
     second.pairFirst = std::make_shared<const ExecStep>(first);
     first.pairedWithNext = true;
     for (size_t r : {s - 1, s}) {
-      impl.reports[r].provider = "csr_linear_pair";
+      impl.reports[r].provider = csr ? "csr_linear_pair" : "nm_linear_pair";
       impl.reports[r].why += "; with the " + std::string(r == s ? "previous" : "next") +
-                             " layer as one csrLinearPair (hidden activations kept in cache)";
+                             " layer as one pair kernel (hidden activations kept in cache)";
     }
   }
 }
@@ -472,7 +487,7 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
       impl->paramValues[o] = denseValue<float>(model.params.at(g.node(o).name));
     }
   }
-  pairCsrLayers(*impl, uses);
+  pairLayers(*impl, uses);
   // Free every computed value after the last step that reads it (outputs never).
   std::vector<int64_t> last(static_cast<size_t>(g.size()), -1);
   for (size_t s = 0; s < impl->steps.size(); ++s) {
