@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "support/check.h"
 
@@ -106,25 +107,79 @@ int64_t offsetOf(const StridedMatrices<T>& v, const std::vector<int64_t>& shape,
   return offset;
 }
 
-/// C = C * scale + add, then each row's softmax, over C[q] (rows of n with stride ldc).
-void epilogue(const BatchedGemmProblem& p, const float* add, float* c, int64_t ldc) {
+/// C = C * scale + add, then each row's softmax, over the first n columns of C[q] (stride ldc);
+/// the other columns zeroed unless `zeroRest` is false (nothing reads them).
+void epilogue(const BatchedGemmProblem& p, const float* add, float* c, int64_t ldc, int64_t n,
+              bool zeroRest = true) {
   const bool affine = p.scale != 1.0f || add != nullptr;
   for (int64_t i = 0; i < p.m; ++i) {
     float* HWY_RESTRICT row = c + i * ldc;
     if (affine) {
       const float s = p.scale;
       if (add == nullptr) {
-        for (int64_t j = 0; j < p.n; ++j) row[j] *= s;
+        for (int64_t j = 0; j < n; ++j) row[j] *= s;
       } else if (p.add.col == 1) {
         const float* HWY_RESTRICT arow = add + i * p.add.row;
-        for (int64_t j = 0; j < p.n; ++j) row[j] = row[j] * s + arow[j];
+        for (int64_t j = 0; j < n; ++j) row[j] = row[j] * s + arow[j];
       } else {
         const float* arow = add + i * p.add.row;
-        for (int64_t j = 0; j < p.n; ++j) row[j] = row[j] * s + arow[j * p.add.col];
+        for (int64_t j = 0; j < n; ++j) row[j] = row[j] * s + arow[j * p.add.col];
       }
     }
-    if (p.softmax) rowEpilogueSpan(RowEpilogue::kSoftmax, row, p.n);
+    if (p.softmax) rowEpilogueSpan(RowEpilogue::kSoftmax, row, n);
+    for (int64_t j = n; j < p.n && zeroRest; ++j) row[j] = 0.0f;  // masked columns: exactly 0
   }
+}
+
+/// Whether every one of `count` values from `x` on, `stride` apart, is finite (vectors where the
+/// values are contiguous).
+bool allFinite(const float* x, int64_t count, int64_t stride) {
+  if (stride != 1) {
+    for (int64_t i = 0; i < count; ++i) {
+      if (!std::isfinite(x[i * stride])) return false;
+    }
+    return true;
+  }
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto bad = hn::Zero(d);  // x * 0 is NaN where x is NaN or ±inf
+  int64_t i = 0;
+  for (; i + lanes <= count; i += lanes) bad = hn::MulAdd(hn::LoadU(d, x + i), hn::Zero(d), bad);
+  for (; i < count; ++i) {
+    if (!std::isfinite(x[i])) return false;
+  }
+  return hn::AllFalse(d, hn::IsNaN(bad));
+}
+
+/// The columns of C[q] to compute under a key padding mask (see skipMaskedColumns): one past the
+/// last column whose added value is above kMaskedBelow; all of them when every column is masked
+/// (the softmax then spreads over the masked scores, as the formula does) or when a skipped
+/// column of B holds NaN or ±inf (its score would be NaN, and so the row).
+int64_t liveColumnsOf(const BatchedGemmProblem& p, const float* add, const float* b) {
+  int64_t live = p.n;
+  while (live > 0 && add[(live - 1) * p.add.col] <= kMaskedBelow) --live;
+  if (live == 0) return p.n;
+  for (int64_t j = live; j < p.n; ++j) {  // a key's values lie along l (B = Kᵀ)
+    if (!allFinite(b + j * p.b.col, p.k, p.b.row)) return p.n;
+  }
+  return live;
+}
+
+/// The rows of B[q] a product reads when A[q]'s columns from `inner` on are zeros: all of them
+/// where one of the skipped rows holds NaN or ±inf (0 times it is NaN, as the formula says).
+int64_t innerToRead(const BatchedGemmProblem& p, const float* b, int64_t inner) {
+  for (int64_t l = inner; l < p.k; ++l) {
+    if (!allFinite(b + l * p.b.row, p.n, p.b.col)) return p.k;
+  }
+  return inner;
+}
+
+/// Columns of C the GEMM computes to have `live` of them: whole vectors (a tail of single columns
+/// runs scalar); the extra columns are masked ones, zeroed by the epilogue.
+int64_t gemmColumns(int64_t live, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  return std::min(n, (live + lanes - 1) / lanes * lanes);
 }
 
 void StridedBatchedGemm(const BatchedGemmProblem& p, int threads) {
@@ -145,9 +200,17 @@ void StridedBatchedGemm(const BatchedGemmProblem& p, int threads) {
       o.ar = p.a.row;
       o.ac = p.a.col;
       const float* b = p.b.data + offsetOf(p.b, p.batchShape, q);
+      const float* add = p.add.data ? p.add.data + offsetOf(p.add, p.batchShape, q) : nullptr;
+      // Columns of C computed (masked keys skipped) and rows of B read (A's zero columns skipped).
+      const bool masks = p.skipMaskedColumns && add != nullptr && p.softmax && p.add.row == 0;
+      const int64_t n = masks ? liveColumnsOf(p, add, b) : p.n;
+      if (p.liveColumns != nullptr) p.liveColumns[q] = static_cast<int32_t>(n);
+      const int64_t k =
+          p.liveInner != nullptr && p.liveInner[q] < p.k ? innerToRead(p, b, p.liveInner[q]) : p.k;
+      const int64_t nGemm = gemmColumns(n, p.n);
       if (packB) {  // B's rows made contiguous: bBuf[l][j] = B(l, j)
-        for (int64_t l = 0; l < p.k; ++l) {
-          for (int64_t j = 0; j < p.n; ++j) bBuf[l * p.n + j] = b[l * p.b.row + j * p.b.col];
+        for (int64_t l = 0; l < k; ++l) {
+          for (int64_t j = 0; j < nGemm; ++j) bBuf[l * p.n + j] = b[l * p.b.row + j * p.b.col];
         }
         o.b = bBuf.get();
         o.ldb = p.n;
@@ -158,12 +221,88 @@ void StridedBatchedGemm(const BatchedGemmProblem& p, int threads) {
       float* c = p.c.data + offsetOf(p.c, p.batchShape, q);
       o.c = bufferC ? cBuf.get() : c;
       o.ldc = bufferC ? p.n : p.c.row;
-      gemmOne(o, p.m, p.k, p.n);
-      const float* add = p.add.data ? p.add.data + offsetOf(p.add, p.batchShape, q) : nullptr;
-      if (add != nullptr || p.scale != 1.0f || p.softmax) epilogue(p, add, o.c, o.ldc);
+      gemmOne(o, p.m, k, nGemm);
+      // The epilogue over whole vectors too: the extra columns are masked (their softmax is 0).
+      if (add != nullptr || p.scale != 1.0f || p.softmax || n < p.n) {
+        epilogue(p, add, o.c, o.ldc, nGemm);
+      }
       if (bufferC) {
         for (int64_t i = 0; i < p.m; ++i) {
           for (int64_t j = 0; j < p.n; ++j) c[i * p.c.row + j * p.c.col] = cBuf[i * p.n + j];
+        }
+      }
+    }
+  }
+}
+
+/// Attention per product (see batchedAttention): the scores in a per-thread buffer, soft-maxed
+/// over the live keys, then multiplied by B2 over those keys only.
+void BatchedAttention(const BatchedGemmProblem& s, const BatchedGemmProblem& c, int threads) {
+  int64_t batches = 1;
+  for (int64_t e : s.batchShape) batches *= e;
+  const int64_t work = batches * s.m * s.n * (s.k + c.n);
+  const int t = work < 65536 ? 1 : (threads > 0 ? threads : omp_get_max_threads());
+  const bool packB = s.b.col != 1, packV = c.b.col != 1, bufferC = c.c.col != 1;
+#pragma omp parallel num_threads(t) if (t > 1 && batches > 1)
+  {
+    const auto scores = hwy::AllocateAligned<float>(static_cast<size_t>(s.m * s.n));
+    hwy::AlignedFreeUniquePtr<float[]> bBuf, vBuf, cBuf;
+    if (packB) bBuf = hwy::AllocateAligned<float>(static_cast<size_t>(s.k * s.n));
+    if (packV) vBuf = hwy::AllocateAligned<float>(static_cast<size_t>(c.k * c.n));
+    if (bufferC) cBuf = hwy::AllocateAligned<float>(static_cast<size_t>(c.m * c.n));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t q = 0; q < batches; ++q) {
+      Operands o{};
+      o.a = s.a.data + offsetOf(s.a, s.batchShape, q);
+      o.ar = s.a.row;
+      o.ac = s.a.col;
+      const float* b = s.b.data + offsetOf(s.b, s.batchShape, q);
+      const float* add = s.add.data ? s.add.data + offsetOf(s.add, s.batchShape, q) : nullptr;
+      const bool masks = s.skipMaskedColumns && add != nullptr && s.softmax && s.add.row == 0;
+      const int64_t n = masks ? liveColumnsOf(s, add, b) : s.n;
+      const int64_t nGemm = gemmColumns(n, s.n);
+      if (packB) {
+        for (int64_t l = 0; l < s.k; ++l) {
+          for (int64_t j = 0; j < nGemm; ++j) bBuf[l * s.n + j] = b[l * s.b.row + j * s.b.col];
+        }
+        o.b = bBuf.get();
+        o.ldb = s.n;
+      } else {
+        o.b = b;
+        o.ldb = s.b.row;
+      }
+      o.c = scores.get();
+      o.ldc = s.n;
+      gemmOne(o, s.m, s.k, nGemm);
+      epilogue(s, add, scores.get(), s.n, nGemm, false);  // the extra columns are masked: 0
+      // The context: the scores' live columns against as many rows of B2.
+      Operands o2{};
+      o2.a = scores.get();
+      o2.ar = s.n;
+      o2.ac = 1;
+      const float* v = c.b.data + offsetOf(c.b, c.batchShape, q);
+      const int64_t k = n < c.k ? innerToRead(c, v, n) : c.k;
+      if (k > nGemm) {  // a skipped row of B2 is not finite: the masked scores are read as 0
+        for (int64_t i = 0; i < s.m; ++i)
+          std::fill(scores.get() + i * s.n + nGemm, scores.get() + (i + 1) * s.n, 0.0f);
+      }
+      if (packV) {
+        for (int64_t l = 0; l < k; ++l) {
+          for (int64_t j = 0; j < c.n; ++j) vBuf[l * c.n + j] = v[l * c.b.row + j * c.b.col];
+        }
+        o2.b = vBuf.get();
+        o2.ldb = c.n;
+      } else {
+        o2.b = v;
+        o2.ldb = c.b.row;
+      }
+      float* out = c.c.data + offsetOf(c.c, c.batchShape, q);
+      o2.c = bufferC ? cBuf.get() : out;
+      o2.ldc = bufferC ? c.n : c.c.row;
+      gemmOne(o2, c.m, k, c.n);
+      if (bufferC) {
+        for (int64_t i = 0; i < c.m; ++i) {
+          for (int64_t j = 0; j < c.n; ++j) out[i * c.c.row + j * c.c.col] = cBuf[i * c.n + j];
         }
       }
     }
@@ -181,6 +320,7 @@ HWY_AFTER_NAMESPACE();
 namespace sparseflow::kernels {
 
 HWY_EXPORT(StridedBatchedGemm);
+HWY_EXPORT(BatchedAttention);
 HWY_EXPORT(BatchedGemmTarget);
 
 void batchedGemm(const BatchedGemmProblem& problem, int threads) {
@@ -188,6 +328,16 @@ void batchedGemm(const BatchedGemmProblem& problem, int threads) {
       << "batchedGemm: " << problem.batchShape.size() << " batch dimensions, at most "
       << kMaxBatchDims;
   HWY_DYNAMIC_DISPATCH(StridedBatchedGemm)(problem, threads);
+}
+
+void batchedAttention(const BatchedGemmProblem& scores, const BatchedGemmProblem& context,
+                      int threads) {
+  SF_ICHECK(scores.batchShape.size() <= static_cast<size_t>(kMaxBatchDims) &&
+            context.batchShape.size() <= static_cast<size_t>(kMaxBatchDims) &&
+            context.m == scores.m && context.k == scores.n && context.add.data == nullptr &&
+            !context.softmax && context.scale == 1.0f)
+      << "batchedAttention: the context product reads the scores, with no epilogue of its own";
+  HWY_DYNAMIC_DISPATCH(BatchedAttention)(scores, context, threads);
 }
 
 void batchedGemm(const float* a, const float* b, float* c, int64_t batches, int64_t m, int64_t k,

@@ -150,5 +150,97 @@ TEST(BatchedGemm, StridedHeadsTransposedOperandsAndTheScoresEpilogue) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// A key padding mask (Hugging Face adds finfo(f32).min at padded keys): the masked columns are
+// skipped in QKᵀ and its softmax and come out as exact zeros, and PV reads only the live rows of
+// V, the same as computing everything: batches padded after 0 (all masked), 5, 17 and no keys,
+// with a NaN in a padded key of one batch (then that batch is computed whole, NaN and all);
+// and the same through batchedAttention, which never stores the scores.
+TEST(BatchedGemm, MaskedKeysAreSkippedExactly) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const int64_t B = 5, T = 23, H = 2, D = 16;
+  const std::vector<int64_t> lengths = {0, 5, 17, 23, 9};
+  std::vector<float> q(B * T * H * D), k(q.size()), v(q.size()), mask(B * T);
+  for (float& e : q) e = u(rng);
+  for (float& e : k) e = u(rng);
+  for (float& e : v) e = u(rng);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < T; ++t) mask[b * T + t] = t < lengths[b] ? 0.0f : -3.4028235e38f;
+  }
+  k[((4 * T + 20) * H + 1) * D + 3] = NAN;  // batch 4, key 20 (padded), head 1
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    kernels::BatchedGemmProblem s;
+    s.batchShape = {B, H};
+    s.m = T;
+    s.k = D;
+    s.n = T;
+    s.a = {q.data(), {T * H * D, D}, H * D, 1};
+    s.b = {k.data(), {T * H * D, D}, 1, H * D};
+    std::vector<float> scores(B * H * T * T, NAN);
+    s.c = {scores.data(), {H * T * T, T * T}, T, 1};
+    s.scale = 0.25f;
+    s.add = {mask.data(), {T, 0}, 0, 1};
+    s.softmax = true;
+    s.skipMaskedColumns = true;
+    std::vector<int32_t> live(B * H, -1);
+    s.liveColumns = live.data();
+    kernels::batchedGemm(s);
+    const std::vector<int32_t> wantLive = {T, T, 5, 5, 17, 17, T, T, 9, T};  // batch 4 head 1: NaN
+    EXPECT_EQ(live, wantLive);
+    const std::vector<double> want = reference(s, B * H);
+    for (size_t e = 0; e < want.size(); ++e) {
+      if (std::isnan(want[e])) {
+        ASSERT_TRUE(std::isnan(scores[e])) << "score " << e;
+      } else {
+        ASSERT_NEAR(scores[e], want[e], 1e-6) << "score " << e;
+      }
+    }
+    kernels::BatchedGemmProblem c;
+    c.batchShape = {B, H};
+    c.m = T;
+    c.k = T;
+    c.n = D;
+    c.a = {scores.data(), {H * T * T, T * T}, T, 1};
+    c.b = {v.data(), {T * H * D, D}, H * D, 1};
+    std::vector<float> context(B * T * H * D, NAN);
+    c.c = {context.data(), {T * H * D, D}, H * D, 1};
+    c.liveInner = live.data();
+    kernels::batchedGemm(c);
+    // The same in one pass, the scores never stored (batchedAttention).
+    std::vector<float> fused(B * T * H * D, NAN);
+    kernels::BatchedGemmProblem cf = c;
+    cf.liveInner = nullptr;
+    cf.c.data = fused.data();
+    kernels::BatchedGemmProblem sf = s;
+    sf.liveColumns = nullptr;
+    sf.c.data = nullptr;
+    kernels::batchedAttention(sf, cf);
+    const std::vector<double> ref = reference(c, B * H);
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t t = 0; t < T; ++t) {
+          for (int64_t d = 0; d < D; ++d) {
+            const double w = ref[static_cast<size_t>(((b * H + h) * T + t) * D + d)];
+            for (const std::vector<float>* out : {&context, &fused}) {
+              const float got = (*out)[static_cast<size_t>(((b * T + t) * H + h) * D + d)];
+              if (std::isnan(w)) {
+                ASSERT_TRUE(std::isnan(got));
+              } else {
+                ASSERT_NEAR(got, w, 1e-5)
+                    << (out == &fused ? "fused " : "") << b << " " << h << " " << t << " " << d;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 }  // namespace
 }  // namespace sparseflow
