@@ -19,9 +19,10 @@ namespace {
 
 using sparseflow::testing::freshSeed;
 
-/// Builds `text` with random f32 parameters and inputs (the input named "mask" gets 0 or -8 per
-/// element, the parameter "scale" a value in [0.1, 0.6)), runs it by rule and by measurement, and
-/// checks every output against float64.
+/// Builds `text` with random f32 parameters and inputs (the input named "mask" gets 0, -8 or
+/// finfo(f32).min per element: masked keys, skipped where they end a row; the parameter "scale"
+/// a value in [0.1, 0.6)), runs it by rule and by measurement, and checks every output against
+/// float64.
 std::vector<StepReport> runAgainstFloat64(const std::string& text, uint64_t seed) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -35,7 +36,9 @@ std::vector<StepReport> runAgainstFloat64(const std::string& text, uint64_t seed
     std::vector<double> v(static_cast<size_t>(numElements(node.type.shape)));
     for (double& x : v) {
       const double r = u(rng);
-      x = static_cast<float>(node.name == "mask"    ? (r < -0.2 ? -8.0 : 0.0)
+      x = static_cast<float>(node.name == "mask"    ? (r < -0.2  ? -8.0
+                                                       : r > 0.7 ? -3.4e38
+                                                                 : 0.0)
                              : node.name == "scale" ? 0.35 + r / 4
                                                     : r);
     }
@@ -124,6 +127,11 @@ output %27
       "+ "
       "reshape %27"};
   EXPECT_EQ(whats(steps), want);
+  // The two products run as one batchedAttention (the scores never stored; the first step
+  // empty), masked keys skipped.
+  ASSERT_EQ(steps.size(), 5u);
+  EXPECT_EQ(steps[3].provider, "batched_attention") << steps[3].why;
+  EXPECT_EQ(steps[4].provider, "batched_attention") << steps[4].why;
 }
 
 // An ONNX export's spelling: 4-d products, the key transposed by perm [0, 2, 3, 1], the mask
@@ -155,6 +163,7 @@ output %17
             "batch_matmul %9 + reshape %5 + transpose %6 + reshape %7 + transpose %8 + mul %10 + "
             "add %11 + softmax %12");
   EXPECT_NE(steps[0].why.find("softmax"), std::string::npos) << steps[0].why;
+  EXPECT_EQ(steps[1].provider, "batched_attention") << steps[1].why;
 }
 
 // What the plan must not take: the probabilities are also an output (materialized by their own
@@ -185,6 +194,7 @@ output %11, %7, %13
                                          "batch_matmul %10 + transpose %8 + transpose %11",
                                          "matmul %13"};
   EXPECT_EQ(whats(steps), want);
+  for (const StepReport& r : steps) EXPECT_NE(r.provider, "batched_attention") << r.what;
 }
 
 }  // namespace

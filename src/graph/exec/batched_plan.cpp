@@ -217,4 +217,41 @@ std::optional<BatchedPlan> planBatchedProduct(const Model& model, ValueId produc
   return plan;
 }
 
+namespace {
+
+int64_t productOffset(const OperandView& v, const std::vector<int64_t>& shape, int64_t q) {
+  int64_t offset = 0;
+  for (size_t d = shape.size(); d-- > 0;) {
+    offset += (q % shape[d]) * v.batch[d];
+    q /= shape[d];
+  }
+  return offset;
+}
+
+}  // namespace
+
+bool readsProductForProduct(const BatchedPlan& producer, const BatchedPlan& consumer) {
+  if (consumer.a.source != producer.result || consumer.k != producer.n ||
+      consumer.m != producer.m || consumer.a.row != producer.c.row ||
+      consumer.a.col != producer.c.col) {
+    return false;
+  }
+  int64_t batches = 1, consumerBatches = 1;
+  for (int64_t e : producer.batchShape) batches *= e;
+  for (int64_t e : consumer.batchShape) consumerBatches *= e;
+  if (batches != consumerBatches) return false;
+  for (int64_t q = 0; q < batches; ++q) {
+    if (productOffset(producer.c, producer.batchShape, q) !=
+        productOffset(consumer.a, consumer.batchShape, q)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool passesLiveColumns(const BatchedPlan& producer, const BatchedPlan& consumer) {
+  return producer.softmax && producer.add.source >= 0 && producer.add.row == 0 &&
+         readsProductForProduct(producer, consumer);
+}
+
 }  // namespace sparseflow::graph

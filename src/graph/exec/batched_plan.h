@@ -34,6 +34,17 @@ struct BatchedPlan {
   std::vector<ValueId> absorbed;  ///< nodes the step computes, besides product and result
 };
 
+/// Whether `consumer` reads `producer`'s result as its A operand product for product: product q
+/// of each at the same element offsets, rows and columns (`consumer.m` rows, `producer.n`
+/// columns).
+bool readsProductForProduct(const BatchedPlan& producer, const BatchedPlan& consumer);
+
+/// Whether the masked-key skipping of `producer` (scale, an added mask broadcast over rows,
+/// softmax) can tell `consumer` which columns of its A operand are zeros: consumer reads
+/// producer's result as A, product q for product q (the same element offsets for every
+/// product, rows and columns).
+bool passesLiveColumns(const BatchedPlan& producer, const BatchedPlan& consumer);
+
 /// The plan for the product node `product` (batch_matmul, or matmul of two computed values) where
 /// it takes over at least one node around it, or nullopt. Nodes in `claimed` (absorbed by or
 /// defined by earlier plans) are left alone; `uses` lists the readers of every value.

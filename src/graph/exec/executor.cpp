@@ -199,26 +199,57 @@ kernels::StridedMatrices<T> matrices(T* data, const OperandView& v) {
   return m;
 }
 
-/// A strided plan's step: the result (contiguous in its shape, every element written) computed
-/// from its operands' buffers.
+/// The strided problem of a plan over its operands' buffers (C: `out`, may be null).
 template <typename ValueOf>
-void runStridedStep(const BatchedPlan& plan, const ValueOf& value,
-                    const std::vector<int64_t>& shape, DenseValue<float>& result,
-                    BufferPool& pool) {
+kernels::BatchedGemmProblem stridedProblem(const BatchedPlan& plan, const ValueOf& value,
+                                           float* out) {
   kernels::BatchedGemmProblem p;
   p.batchShape = plan.batchShape;
   p.m = plan.m;
   p.k = plan.k;
   p.n = plan.n;
-  p.a = matrices(value(plan.a.source).data.data(), plan.a);
+  if (plan.a.source >= 0) p.a = matrices(value(plan.a.source).data.data(), plan.a);
   p.b = matrices(value(plan.b.source).data.data(), plan.b);
   if (plan.add.source >= 0) p.add = matrices(value(plan.add.source).data.data(), plan.add);
   p.scale = plan.scale;
   p.softmax = plan.softmax;
+  // Masked keys (an added mask broadcast over rows, then the softmax) are skipped.
+  p.skipMaskedColumns = plan.add.source >= 0 && plan.softmax && plan.add.row == 0;
+  p.c = matrices(out, plan.c);
+  return p;
+}
+
+/// A strided plan's step: the result (contiguous in its shape, every element written) computed
+/// from its operands' buffers; the columns it computed per product (masked keys skipped) are
+/// kept for the product reading it (`liveInner`: those of the product this one reads).
+template <typename ValueOf>
+void runStridedStep(const BatchedPlan& plan, const ValueOf& value,
+                    const std::vector<int64_t>& shape, DenseValue<float>& result, BufferPool& pool,
+                    std::vector<int32_t>& liveColumns, const std::vector<int32_t>* liveInner) {
   result.shape = shape;
   result.data = pool.take(static_cast<size_t>(numElements(shape)));
-  p.c = matrices(result.data.data(), plan.c);
+  kernels::BatchedGemmProblem p = stridedProblem(plan, value, result.data.data());
+  if (p.skipMaskedColumns) {
+    int64_t batches = 1;
+    for (int64_t e : plan.batchShape) batches *= e;
+    liveColumns.resize(static_cast<size_t>(batches));
+    p.liveColumns = liveColumns.data();
+  }
+  if (liveInner != nullptr && !liveInner->empty()) p.liveInner = liveInner->data();
   kernels::batchedGemm(p);
+}
+
+/// Attention in one step (step.scores, then step.strided reading its result): the scores are
+/// never stored.
+template <typename ValueOf>
+void runAttentionStep(const ExecStep& step, const ValueOf& value, const std::vector<int64_t>& shape,
+                      DenseValue<float>& result, BufferPool& pool) {
+  result.shape = shape;
+  result.data = pool.take(static_cast<size_t>(numElements(shape)));
+  const kernels::BatchedGemmProblem scores = stridedProblem(*step.scores, value, nullptr);
+  BatchedPlan context = *step.strided;
+  context.a.source = -1;  // the scores: kept in the kernel
+  kernels::batchedAttention(scores, stridedProblem(context, value, result.data.data()));
 }
 
 /// The csr arguments of a kernel step's weight and epilogue (kernels::csrLinearPair's halves).
@@ -296,18 +327,23 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
   };
   if (stepMs) stepMs->assign(p.steps.size(), 0.0);
   BufferPool pool;
+  std::vector<std::vector<int32_t>> liveColumns(p.steps.size());  // per strided step (masks)
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const ExecStep& step = p.steps[s];
     const auto t0 = std::chrono::steady_clock::now();
     DenseValue<float>& result = values[static_cast<size_t>(step.result)];
-    if (step.pairedWithNext) {  // the next step runs it
+    if (step.runByLaterStep) {  // the next step runs it
       if (stepMs) (*stepMs)[s] = 0.0;
       continue;
     }
-    if (step.pairFirst) {
+    if (step.scores) {
+      runAttentionStep(step, value, g.node(step.result).type.shape, result, pool);
+    } else if (step.pairFirst) {
       runPairStep(step, value(step.pairFirst->x), g.node(step.result).type.shape, result, pool);
     } else if (step.strided) {
-      runStridedStep(*step.strided, value, g.node(step.result).type.shape, result, pool);
+      runStridedStep(
+          *step.strided, value, g.node(step.result).type.shape, result, pool, liveColumns[s],
+          step.liveFrom >= 0 ? &liveColumns[static_cast<size_t>(step.liveFrom)] : nullptr);
     } else if (step.isBatchedProduct && step.handTuned) {
       const Node& node = g.node(step.node);
       const DenseValue<float>& a = value(node.inputs[0]);

@@ -25,6 +25,12 @@ struct ExecStep {
   /// A strided product (kernels::batchedGemm's strided problem) that also computes the reshapes,
   /// transposes, scale, mask and softmax around it; the step defines `strided->result`.
   std::optional<BatchedPlan> strided;
+  /// A strided step whose A operand is the result of the strided step with this index, which
+  /// skips masked keys: it reads only the live rows of B (-1: none).
+  int64_t liveFrom = -1;
+  /// Attention in one step: the plan of the product whose result this step's A operand is (its
+  /// step runs nothing), both run by kernels::batchedAttention, the scores never stored.
+  std::optional<BatchedPlan> scores;
   int64_t batches = 0, m = 0, k = 0, n = 0;
   ValueId result = -1;  ///< the value the step defines (the last node of a fused chain)
   ValueId node = -1;    ///< the operator (dense steps)
@@ -43,10 +49,10 @@ struct ExecStep {
   std::optional<float> clipLow, clipHigh;
   Activation activation = Activation::kNone;  ///< kernel steps: the activation fused into it
   // Two csr or two 2:4 layers in a row (an MLP block, the first not a relu): the first step's
-  // work is done by the second (`pairedWithNext`), which holds the first (`pairFirst`) and runs
+  // work is done by the second (`runByLaterStep`), which holds the first (`pairFirst`) and runs
   // both through kernels::csrLinearPair or kernels::runNMGemmPair (packed weights in
   // `pairPacked`), the hidden activations kept in cache.
-  bool pairedWithNext = false;
+  bool runByLaterStep = false;
   std::shared_ptr<const ExecStep> pairFirst;
   std::shared_ptr<const kernels::PackedNMWeights> pairPacked[2];  ///< 2:4 pairs: first, second
 };
