@@ -182,55 +182,86 @@ int64_t gemmColumns(int64_t live, int64_t n) {
   return std::min(n, (live + lanes - 1) / lanes * lanes);
 }
 
-void StridedBatchedGemm(const BatchedGemmProblem& p, int threads) {
+/// Product q of `p` into `out` (rows `ld` apart, columns contiguous): A[q] · B[q] over B's first
+/// `inner` rows, the masked columns skipped (skipMaskedColumns), the epilogue applied over whole
+/// vectors (the extra columns are masked: their softmax is 0) and the columns past them zeroed
+/// unless `zeroRest` is false. bBuf (k x n floats) packs B where its rows are not contiguous.
+/// Returns the columns computed (the live keys).
+int64_t productInto(const BatchedGemmProblem& p, int64_t q, int64_t inner, float* bBuf, float* out,
+                    int64_t ld, bool zeroRest) {
+  Operands o{};
+  o.a = p.a.data + offsetOf(p.a, p.batchShape, q);
+  o.ar = p.a.row;
+  o.ac = p.a.col;
+  const float* b = p.b.data + offsetOf(p.b, p.batchShape, q);
+  const float* add = p.add.data ? p.add.data + offsetOf(p.add, p.batchShape, q) : nullptr;
+  const bool masks = p.skipMaskedColumns && add != nullptr && p.softmax && p.add.row == 0;
+  const int64_t n = masks ? liveColumnsOf(p, add, b) : p.n;
+  const int64_t nGemm = gemmColumns(n, p.n);
+  if (p.b.col != 1) {  // B's rows made contiguous: bBuf[l][j] = B(l, j)
+    for (int64_t l = 0; l < inner; ++l) {
+      for (int64_t j = 0; j < nGemm; ++j) bBuf[l * p.n + j] = b[l * p.b.row + j * p.b.col];
+    }
+    o.b = bBuf;
+    o.ldb = p.n;
+  } else {
+    o.b = b;
+    o.ldb = p.b.row;
+  }
+  o.c = out;
+  o.ldc = ld;
+  gemmOne(o, p.m, inner, nGemm);
+  if (add != nullptr || p.scale != 1.0f || p.softmax || n < p.n) {
+    epilogue(p, add, out, ld, nGemm, zeroRest);
+  }
+  return n;
+}
+
+/// The rows of B[q] to read when A[q]'s columns from `liveInner` on are zeros (innerToRead).
+int64_t innerOf(const BatchedGemmProblem& p, int64_t q, int64_t liveInner) {
+  if (liveInner >= p.k) return p.k;
+  return innerToRead(p, p.b.data + offsetOf(p.b, p.batchShape, q), liveInner);
+}
+
+/// Per-thread scratch of a product: B packed where its rows are not contiguous, C written through
+/// a buffer where its columns are not.
+struct Scratch {
+  hwy::AlignedFreeUniquePtr<float[]> b, c;
+  explicit Scratch(const BatchedGemmProblem& p) {
+    if (p.b.col != 1) b = hwy::AllocateAligned<float>(static_cast<size_t>(p.k * p.n));
+    if (p.c.col != 1) c = hwy::AllocateAligned<float>(static_cast<size_t>(p.m * p.n));
+  }
+  /// Product q of p into its C (through the buffer where needed); returns the live columns.
+  int64_t run(const BatchedGemmProblem& p, int64_t q, int64_t inner) {
+    float* out = p.c.data + offsetOf(p.c, p.batchShape, q);
+    if (!c) return productInto(p, q, inner, b.get(), out, p.c.row, true);
+    const int64_t n = productInto(p, q, inner, b.get(), c.get(), p.n, true);
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) out[i * p.c.row + j * p.c.col] = c[i * p.n + j];
+    }
+    return n;
+  }
+};
+
+int64_t batchesOf(const BatchedGemmProblem& p) {
   int64_t batches = 1;
   for (int64_t e : p.batchShape) batches *= e;
+  return batches;
+}
+
+void StridedBatchedGemm(const BatchedGemmProblem& p, int threads) {
+  const int64_t batches = batchesOf(p);
   const int64_t work = batches * p.m * p.k * p.n;
   const int t = work < 65536 ? 1 : (threads > 0 ? threads : omp_get_max_threads());
-  const bool packB = p.b.col != 1, bufferC = p.c.col != 1;
 #pragma omp parallel num_threads(t) if (t > 1 && batches > 1)
   {
-    hwy::AlignedFreeUniquePtr<float[]> bBuf, cBuf;
-    if (packB) bBuf = hwy::AllocateAligned<float>(static_cast<size_t>(p.k * p.n));
-    if (bufferC) cBuf = hwy::AllocateAligned<float>(static_cast<size_t>(p.m * p.n));
+    Scratch scratch(p);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t q = 0; q < batches; ++q) {
-      Operands o{};
-      o.a = p.a.data + offsetOf(p.a, p.batchShape, q);
-      o.ar = p.a.row;
-      o.ac = p.a.col;
-      const float* b = p.b.data + offsetOf(p.b, p.batchShape, q);
-      const float* add = p.add.data ? p.add.data + offsetOf(p.add, p.batchShape, q) : nullptr;
-      // Columns of C computed (masked keys skipped) and rows of B read (A's zero columns skipped).
-      const bool masks = p.skipMaskedColumns && add != nullptr && p.softmax && p.add.row == 0;
-      const int64_t n = masks ? liveColumnsOf(p, add, b) : p.n;
+      // Rows of B read (A's zero columns skipped), columns of C computed (masked keys skipped).
+      const int64_t inner = p.liveInner != nullptr ? innerOf(p, q, p.liveInner[q]) : p.k;
+      const int64_t n = scratch.run(p, q, inner);
       if (p.liveColumns != nullptr) p.liveColumns[q] = static_cast<int32_t>(n);
-      const int64_t k =
-          p.liveInner != nullptr && p.liveInner[q] < p.k ? innerToRead(p, b, p.liveInner[q]) : p.k;
-      const int64_t nGemm = gemmColumns(n, p.n);
-      if (packB) {  // B's rows made contiguous: bBuf[l][j] = B(l, j)
-        for (int64_t l = 0; l < k; ++l) {
-          for (int64_t j = 0; j < nGemm; ++j) bBuf[l * p.n + j] = b[l * p.b.row + j * p.b.col];
-        }
-        o.b = bBuf.get();
-        o.ldb = p.n;
-      } else {
-        o.b = b;
-        o.ldb = p.b.row;
-      }
-      float* c = p.c.data + offsetOf(p.c, p.batchShape, q);
-      o.c = bufferC ? cBuf.get() : c;
-      o.ldc = bufferC ? p.n : p.c.row;
-      gemmOne(o, p.m, k, nGemm);
-      // The epilogue over whole vectors too: the extra columns are masked (their softmax is 0).
-      if (add != nullptr || p.scale != 1.0f || p.softmax || n < p.n) {
-        epilogue(p, add, o.c, o.ldc, nGemm);
-      }
-      if (bufferC) {
-        for (int64_t i = 0; i < p.m; ++i) {
-          for (int64_t j = 0; j < p.n; ++j) c[i * p.c.row + j * p.c.col] = cBuf[i * p.n + j];
-        }
-      }
     }
   }
 }
@@ -238,73 +269,27 @@ void StridedBatchedGemm(const BatchedGemmProblem& p, int threads) {
 /// Attention per product (see batchedAttention): the scores in a per-thread buffer, soft-maxed
 /// over the live keys, then multiplied by B2 over those keys only.
 void BatchedAttention(const BatchedGemmProblem& s, const BatchedGemmProblem& c, int threads) {
-  int64_t batches = 1;
-  for (int64_t e : s.batchShape) batches *= e;
+  const int64_t batches = batchesOf(s);
   const int64_t work = batches * s.m * s.n * (s.k + c.n);
   const int t = work < 65536 ? 1 : (threads > 0 ? threads : omp_get_max_threads());
-  const bool packB = s.b.col != 1, packV = c.b.col != 1, bufferC = c.c.col != 1;
 #pragma omp parallel num_threads(t) if (t > 1 && batches > 1)
   {
     const auto scores = hwy::AllocateAligned<float>(static_cast<size_t>(s.m * s.n));
-    hwy::AlignedFreeUniquePtr<float[]> bBuf, vBuf, cBuf;
-    if (packB) bBuf = hwy::AllocateAligned<float>(static_cast<size_t>(s.k * s.n));
-    if (packV) vBuf = hwy::AllocateAligned<float>(static_cast<size_t>(c.k * c.n));
-    if (bufferC) cBuf = hwy::AllocateAligned<float>(static_cast<size_t>(c.m * c.n));
+    Scratch scoreScratch(s), contextScratch(c);
+    BatchedGemmProblem context = c;  // A: this thread's scores, whatever the product
+    context.a = {scores.get(), {}, s.n, 1};
 #pragma omp for schedule(dynamic, 1)
     for (int64_t q = 0; q < batches; ++q) {
-      Operands o{};
-      o.a = s.a.data + offsetOf(s.a, s.batchShape, q);
-      o.ar = s.a.row;
-      o.ac = s.a.col;
-      const float* b = s.b.data + offsetOf(s.b, s.batchShape, q);
-      const float* add = s.add.data ? s.add.data + offsetOf(s.add, s.batchShape, q) : nullptr;
-      const bool masks = s.skipMaskedColumns && add != nullptr && s.softmax && s.add.row == 0;
-      const int64_t n = masks ? liveColumnsOf(s, add, b) : s.n;
+      const int64_t n = productInto(s, q, s.k, scoreScratch.b.get(), scores.get(), s.n, false);
       const int64_t nGemm = gemmColumns(n, s.n);
-      if (packB) {
-        for (int64_t l = 0; l < s.k; ++l) {
-          for (int64_t j = 0; j < nGemm; ++j) bBuf[l * s.n + j] = b[l * s.b.row + j * s.b.col];
-        }
-        o.b = bBuf.get();
-        o.ldb = s.n;
-      } else {
-        o.b = b;
-        o.ldb = s.b.row;
-      }
-      o.c = scores.get();
-      o.ldc = s.n;
-      gemmOne(o, s.m, s.k, nGemm);
-      epilogue(s, add, scores.get(), s.n, nGemm, false);  // the extra columns are masked: 0
       // The context: the scores' live columns against as many rows of B2.
-      Operands o2{};
-      o2.a = scores.get();
-      o2.ar = s.n;
-      o2.ac = 1;
-      const float* v = c.b.data + offsetOf(c.b, c.batchShape, q);
-      const int64_t k = n < c.k ? innerToRead(c, v, n) : c.k;
+      const int64_t k = innerOf(context, q, n);
       if (k > nGemm) {  // a skipped row of B2 is not finite: the masked scores are read as 0
-        for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t i = 0; i < s.m; ++i) {
           std::fill(scores.get() + i * s.n + nGemm, scores.get() + (i + 1) * s.n, 0.0f);
-      }
-      if (packV) {
-        for (int64_t l = 0; l < k; ++l) {
-          for (int64_t j = 0; j < c.n; ++j) vBuf[l * c.n + j] = v[l * c.b.row + j * c.b.col];
-        }
-        o2.b = vBuf.get();
-        o2.ldb = c.n;
-      } else {
-        o2.b = v;
-        o2.ldb = c.b.row;
-      }
-      float* out = c.c.data + offsetOf(c.c, c.batchShape, q);
-      o2.c = bufferC ? cBuf.get() : out;
-      o2.ldc = bufferC ? c.n : c.c.row;
-      gemmOne(o2, c.m, k, c.n);
-      if (bufferC) {
-        for (int64_t i = 0; i < c.m; ++i) {
-          for (int64_t j = 0; j < c.n; ++j) out[i * c.c.row + j * c.c.col] = cBuf[i * c.n + j];
         }
       }
+      contextScratch.run(context, q, k);
     }
   }
 }
