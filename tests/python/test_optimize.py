@@ -287,6 +287,11 @@ def test_minilm_end_to_end_with_2_4_ffn():
     assert (ffn.format, ffn.provider) == ("2:4", "nm_linear")
     assert "gelu" in ffn.what
     assert by_weight["encoder.layer.0.attention.self.query.weight"].format == "dense"
+    # Real sentences of different lengths padded to the longest: attention runs as one step per
+    # layer with the padded keys skipped, and equals torch's (checked above).
+    assert int((enc["attention_mask"] == 0).sum()) > 0
+    fused = [s for s in report.steps if s.provider == "batched_attention"]
+    assert len(fused) == 2 * len(model.encoder.layer), report
     # Other sentences of the same shape run through the same module.
     other = dict(tokenizer(sf.minilm.read_sentences(DATA / "sentences" / "perl_docs.txt")[6:12],
                            padding="max_length", truncation=True,
