@@ -114,6 +114,7 @@ def test_minilm_onnx_with_2_4_ffn_runs_on_the_2_4_kernel(minilm, tmp_path):
          "--output", str(tmp_path / "y.npy")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "encoder.layer.3.intermediate.dense.weight" in out.stdout
+    assert "12 batched_attention" in out.stdout, out.stdout  # 6 layers, two steps each
     assert _rel(np.load(tmp_path / "y.npy"), want) <= 1e-4
     assert (tmp_path / "out" / "model.sfg").exists()
 

@@ -149,10 +149,22 @@ int runOptimize(const OptimizeArgs& a) {
     table.row({s.what, s.weight, s.format, s.provider, decimals(s.density, 3), s.why});
   }
   std::printf("%s", table.str().c_str());
-  const size_t denseSteps = static_cast<size_t>(
-      std::count_if(executor.steps().begin(), executor.steps().end(),
-                    [](const graph::StepReport& s) { return s.weight.empty(); }));
-  std::printf("%zu other steps on dense values\n", denseSteps);
+  // The other steps, with the kernels that run the products among them (batched_gemm, the fused
+  // batched_attention: two steps each, the first empty).
+  size_t denseSteps = 0;
+  std::map<std::string, size_t> byProvider;
+  for (const graph::StepReport& s : executor.steps()) {
+    if (!s.weight.empty()) continue;
+    ++denseSteps;
+    if (!s.provider.empty()) ++byProvider[s.provider];
+  }
+  std::printf("%zu other steps on dense values", denseSteps);
+  const char* sep = ": ";
+  for (const auto& [provider, count] : byProvider) {
+    std::printf("%s%zu %s", sep, count, provider.c_str());
+    sep = ", ";
+  }
+  std::printf("\n");
 
   // The inputs read (and checked) before anything is written.
   const auto inputs = readModelInputs(a.inputs);
