@@ -6,29 +6,22 @@
 // coordinates. One table of cases; each names its source file and what it reproduces.
 //
 // Not included, and why:
-// - MLIR sparse_out_mult_elt.mlir (X = A .* B, all dcsr; CHECK ( 14, 20 )): its 32x16 inline
-//   inputs are not transcribed yet. The bug this suite found with it (an element-wise product of
-//   two sparse inputs into an output of their format stored one input's pattern, zeros included)
-//   is fixed (lower.cpp copies a factor's pattern only when it is the one sparse factor), and
-//   sparse_matrix_ops.mlir's @matrix_mul below checks the same thing.
 // - MLIR sparse_sum.mlir (x += A(i,j), CHECK 30.2): reads test_symmetric.mtx, which is not in
-//   data/mlir.
+//   data/mlir and not in the stored copies of llvm/llvm-project this suite was built from.
 // - MLIR sparse_reductions.mlir, the product, and, or and xor reductions (CHECK 3087, 168, 1, 15,
 //   10): the kernel language has sum and max reductions only (docs/expr.md).
-// - TACO tests-io.cpp ttxsparse/ttxdense (d567.ttx, d432.ttx) and the QCD inputs (z.ttx,
-//   theta.ttx): sparseflow::read refuses the `%%MatrixMarket tensor ...` banner TACO writes (and
-//   the .ttx extension); the QCD cases below read those two dense arrays with a small parser of
-//   their own (column-major Matrix Market array order) and run the kernels in sparseflow.
+// - TACO tests-io.cpp ttxdense reads d432.ttx as a 4x3x2 tensor of the values 1..24, but the file
+//   lists 32 values; sparseflow::read refuses it on purpose, naming line 28 (the 25th value), and
+//   TacoTtxDense below checks that refusal instead of the values.
+// - TACO's d33.ttx and qcd/*_simple.ttx: no TACO test reads them, so there is nothing to check.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -126,45 +119,6 @@ Input generated(const std::string& name, int64_t rows, int64_t cols,
     for (int64_t c = 0; c < cols; ++c) values.push_back(f(r, c));
   }
   return denseInput(name, {rows, cols}, values);
-}
-
-/// TACO's dense `%%MatrixMarket tensor array real general` (.ttx) files: the extents line, then
-/// the values with the first index fastest (Matrix Market array order). Returned row-major.
-std::pair<std::vector<int64_t>, std::vector<double>> readTtxArray(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  EXPECT_NE(line.find("array"), std::string::npos) << path;
-  while (std::getline(in, line) && (line.empty() || line[0] == '%')) {
-  }
-  std::vector<int64_t> shape;
-  std::istringstream extents(line);
-  for (int64_t n; extents >> n;) shape.push_back(n);
-  std::vector<double> fileOrder;
-  for (double v; in >> v;) fileOrder.push_back(v);
-  const int64_t count = numElements(shape);
-  EXPECT_EQ(static_cast<int64_t>(fileOrder.size()), count) << path;
-  std::vector<double> rowMajor(static_cast<size_t>(count));
-  for (int64_t e = 0; e < count; ++e) {
-    // e is the column-major linear index; find its coordinates and the row-major index.
-    int64_t rest = e, rowMajorIndex = 0, stride = 1;
-    std::vector<int64_t> coord(shape.size());
-    for (size_t d = 0; d < shape.size(); ++d) {
-      coord[d] = rest % shape[d];
-      rest /= shape[d];
-    }
-    for (size_t d = shape.size(); d-- > 0;) {
-      rowMajorIndex += coord[d] * stride;
-      stride *= shape[d];
-    }
-    rowMajor[static_cast<size_t>(rowMajorIndex)] = fileOrder[static_cast<size_t>(e)];
-  }
-  return {shape, rowMajor};
-}
-
-Input ttxInput(const std::string& name, const std::string& path) {
-  const auto [shape, values] = readTtxArray(path);
-  return denseInput(name, shape, values);
 }
 
 // ---- checks --------------------------------------------------------------------------------
@@ -349,6 +303,26 @@ std::vector<Case> mlirCases() {
     cases.push_back(c);
   }
   {
+    // The inputs are 32x16 constants written as sparse<coordinates, values>, converted to dcsr.
+    // The bug this case first found (an element-wise product of two sparse inputs into an output
+    // of their format stored one input's pattern, zeros included) is fixed in lower.cpp.
+    Case c;
+    c.source = kMlirTests + "sparse_out_mult_elt.mlir";
+    c.check =
+        "nse = 2, pos[0] ( 0, 2 ), crd[0] ( 2, 31 ), pos[1] ( 0, 1, 2 ), crd[1] ( 2, 0 ), "
+        "values ( 14, 20 )";
+    c.kernel = "X(i,j) = A(i,j) * B(i,j)";
+    c.inputs = {
+        cooInput("A", {32, 16}, {{2, 2}, {15, 15}, {31, 0}, {31, 14}}, {2, 3, -2, 4}, "dcsr"),
+        cooInput("B", {32, 16}, {{1, 1}, {2, 0}, {2, 2}, {2, 15}, {31, 0}, {31, 15}},
+                 {5, 6, 7, 8, -10, 9}, "dcsr")};
+    c.outputFormat = "dcsr";
+    c.nnz = 2;
+    c.levels = {{0, {0, 2}, {2, 31}}, {1, {0, 1, 2}, {2, 0}}};
+    c.stored = {14, 20};
+    cases.push_back(c);
+  }
+  {
     Case c;
     c.source = ops;
     c.check = "@matrix_scale: nse = 9, pos/crd of both levels, values ( 2, 4, ..., 18 )";
@@ -493,12 +467,14 @@ std::vector<Case> tacoCases() {
       {"mul3: 0.3223971010027149", "tau() = z(i) * z(j) * z(k) * theta(i,j) * theta(i,k)"}};
   const std::vector<double> qcdValues = {0.5274167972947047, 0.41212798763234737,
                                          0.4120590379120669, 0.3223971010027149};
+  // z.ttx and theta.ttx are TACO's dense .ttx arrays (first index fastest), read by
+  // sparseflow::read; theta is symmetric, so these numbers would not see a transposed read.
   for (size_t q = 0; q < qcdKernels.size(); ++q) {
     Case c;
     c.source = qcd;
     c.check = qcdKernels[q].first;
     c.kernel = qcdKernels[q].second;
-    c.inputs = {ttxInput("z", z), ttxInput("theta", theta)};
+    c.inputs = {fileInput("z", z, "dense"), fileInput("theta", theta, "dense")};
     c.dense = {qcdValues[q]};
     // ASSERT_DOUBLE_EQ (4 ulps) for mul0-2, relative 1e-11 for mul3; the sum order differs.
     c.relTolerance = 1e-13;
@@ -510,8 +486,7 @@ std::vector<Case> tacoCases() {
     c.source = qcd;
     c.check = "mul1 with theta in csr: 0.41212798763234737";
     c.kernel = "tau() = z(i) * z(j) * theta(i,j) * theta(i,j)";
-    const auto [shape, values] = readTtxArray(theta);
-    c.inputs = {ttxInput("z", z), denseInput("theta", shape, values, "csr")};
+    c.inputs = {fileInput("z", z, "dense"), fileInput("theta", theta, "csr")};
     c.dense = {0.41212798763234737};
     c.relTolerance = 1e-13;
     cases.push_back(c);
@@ -553,6 +528,18 @@ std::vector<Case> tacoCases() {
     c.stored = {1, 1, 1.1};
     cases.push_back(c);
   }
+  {
+    Case c;
+    c.source = io;
+    c.check = "io.ttxsparse: d567.ttx is 5x6x7 {(0,0,0)=1, (1,2,0)=2, (4,0,6)=3, (2,5,2)=4}";
+    c.kernel = "B(i,j,k) = A(i,j,k)";
+    c.inputs = {fileInput("A", kTacoData + "d567.ttx", "dcsf")};
+    c.outputFormat = "dcsf";
+    c.nnz = 4;
+    c.storedCoords = {{0, 0, 0}, {1, 2, 0}, {2, 5, 2}, {4, 0, 6}};
+    c.stored = {1, 2, 4, 3};
+    cases.push_back(c);
+  }
   return cases;
 }
 
@@ -583,6 +570,25 @@ std::vector<Case> allCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Peers, Conformance, ::testing::ValuesIn(allCases()), caseName);
+
+// TACO tests-io.cpp ttxdense reads d432.ttx Dense and expects the 4x3x2 tensor of 1..24, first
+// index fastest; the file lists 32 values after the extents "4 3 2", and sparseflow refuses it
+// rather than drop 8 of them: the error names the file and line 28, where the 25th value is.
+TEST(ConformanceRefusals, TacoTtxDense) {
+  const std::string path = kTacoData + "d432.ttx";
+  for (const std::string format : {"dense", "dcsf"}) {
+    ReadOptions options;
+    options.format = format;
+    options.dtype = DType::kF64;
+    try {
+      read(path, options);
+      ADD_FAILURE() << "d432.ttx was read as " << format << "; it should be refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kParseError) << e.what();
+      EXPECT_NE(std::string(e.what()).find("d432.ttx:28:"), std::string::npos) << e.what();
+    }
+  }
+}
 
 }  // namespace
 }  // namespace sparseflow
