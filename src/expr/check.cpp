@@ -38,8 +38,9 @@ bool listed(const std::vector<std::string>& names, const std::string& name) {
 
 class Checker {
  public:
-  Checker(const Statement& statement, const std::map<std::string, TensorInfo>& bound)
-      : s_(statement), bound_(bound) {}
+  Checker(const Statement& statement, const std::map<std::string, TensorInfo>& bound,
+          const std::map<std::string, std::string>& copies)
+      : s_(statement), bound_(bound), copies_(copies) {}
 
   CheckedKernel run();
 
@@ -64,9 +65,11 @@ class Checker {
   ExprPtr expandRowFunctionsOf(const ExprPtr& rhs, CheckedKernel& k) const;
   void inferExtents();
   void addExtents(const Use& use, const std::vector<int64_t>& shape);
+  void addCopiedExtents();
 
   const Statement& s_;
   const std::map<std::string, TensorInfo>& bound_;
+  const std::map<std::string, std::string>& copies_;  // declared index copies (checked text)
   std::vector<FlatNode> nodes_;
   Use lhs_;
   std::vector<Use> uses_;                                       // rhs accesses in pre-order
@@ -248,7 +251,7 @@ void Checker::checkReductions() const {
                " is used outside the " + named(reduce) + " at " +
                whereRelative(where, use.location) + " that reduces it");
     }
-    if (!used) {
+    if (!used && !copies_.count(reduce.index)) {
       fail(indexOf(node), named(reduce) + " does not use " + quote(reduce.index) +
                               " in its body, so its extent is unknown");
     }
@@ -292,7 +295,7 @@ ExprPtr Checker::expandRowFunctionsOf(const ExprPtr& rhs, CheckedKernel& k) cons
   FreshIndexNames names(std::move(taken));
   ExprPtr expanded = expandRowFunctions(rhs, names);
   for (const auto& [copy, index] : names.origins()) k.indexExtents[copy] = k.indexExtents.at(index);
-  k.indexCopyOf = names.origins();
+  for (const auto& [copy, index] : names.origins()) k.indexCopyOf[copy] = index;
   return expanded;
 }
 
@@ -326,6 +329,30 @@ void Checker::inferExtents() {
   }
 }
 
+/// Declared copies (`index j_2: copy of j` in checked text) take their index's extent; a copy that
+/// its uses give an extent must agree with it.
+void Checker::addCopiedExtents() {
+  std::set<std::string> reduced;
+  for (const int node : reductions_) reduced.insert(reduceAt(node).index);
+  for (const auto& [copy, index] : copies_) {
+    const auto origin = extents_.find(index);
+    if (copy == index || origin == extents_.end() || !reduced.count(copy)) {
+      fail(s_.lhsLocation, "index " + quote(copy) + " is declared a copy of " + quote(index) +
+                               ", but " +
+                               (copy == index              ? std::string("they are one index")
+                                : origin == extents_.end() ? quote(index) + " has no extent here"
+                                                           : quote(copy) + " is not reduced"));
+    }
+    const auto [it, inserted] = extents_.emplace(copy, origin->second);
+    if (!inserted && it->second.extent != origin->second.extent) {
+      fail(s_.lhsLocation, "index " + quote(copy) + " has extent " +
+                               std::to_string(it->second.extent) + ", but the index " +
+                               quote(index) + " it copies has extent " +
+                               std::to_string(origin->second.extent));
+    }
+  }
+}
+
 CheckedKernel Checker::run() {
   if (s_.rhs == nullptr) fail(s_.lhsLocation, "the statement has no right-hand side");
   nodes_ = flatten(s_.rhs, s_.text, kMaxDepth);
@@ -336,6 +363,7 @@ CheckedKernel Checker::run() {
   checkReductions();
   checkRowFunctions();
   inferExtents();
+  addCopiedExtents();
   checkParams();
 
   CheckedKernel k;
@@ -388,6 +416,7 @@ CheckedKernel Checker::run() {
     sites[implicitReductionSite(nodes_, nodes)].push_back(index);
   }
   k.statement = s_;
+  k.indexCopyOf = copies_;
   k.statement.rhs = expandRowFunctionsOf(wrapImplicitReductions(s_.rhs, sites), k);
   // Each implicit sum adds a level; the result must still print as text that parses.
   for (const FlatNode& node : flatten(k.statement.rhs, s_.text, 2 * kMaxDepth)) {
@@ -405,8 +434,9 @@ CheckedKernel Checker::run() {
 
 }  // namespace
 
-CheckedKernel check(const Statement& statement, const std::map<std::string, TensorInfo>& tensors) {
-  return Checker(statement, tensors).run();
+CheckedKernel check(const Statement& statement, const std::map<std::string, TensorInfo>& tensors,
+                    const std::map<std::string, std::string>& indexCopies) {
+  return Checker(statement, tensors, indexCopies).run();
 }
 
 }  // namespace sparseflow::expr

@@ -168,6 +168,10 @@ struct CheckedKernel {
 /// bound), a tensor used with the wrong number of indices or with two different ranks, an
 /// unbound input tensor, a reduction index that is also an lhs index or reduced twice, the output
 /// read on the rhs, integer tensors as operands.
-CheckedKernel check(const Statement& statement, const std::map<std::string, TensorInfo>& tensors);
+/// `indexCopies` (copy -> index) reads a kernel that check wrote out before (its text and its
+/// CheckedKernel::indexCopyOf, as the checked stage prints them): a declared copy has the extent
+/// of the index it copies and may be reduced without being used (layernorm's `sum(j_2, 1)`).
+CheckedKernel check(const Statement& statement, const std::map<std::string, TensorInfo>& tensors,
+                    const std::map<std::string, std::string>& indexCopies = {});
 
 }  // namespace sparseflow::expr

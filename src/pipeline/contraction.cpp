@@ -30,6 +30,12 @@ std::optional<Activation> activationOf(expr::UnaryFn fn) {
   return std::nullopt;
 }
 
+/// The kernel language's name of an activation (what activationOf reads): toString's text is a
+/// kernel that checks again.
+std::string functionNameOf(Activation activation) {
+  return activation == Activation::kGeluErf ? "gelu" : activationName(activation);
+}
+
 /// X when `rhs` is softmax(j, X) or layernorm(j, X) written out (by check, or by hand the same
 /// way up to index names), with the function in `row` and j in `index`; else null. The
 /// candidate X is where each expansion keeps its argument: the numerator's
@@ -80,8 +86,7 @@ bool ContractionOperand::isDense() const {
 std::string Contraction::toString() const {
   std::string product = "sum(" + reduced + ", " + accessText(lhs) + " * " + accessText(rhs) + ")";
   if (bias) product += " + " + accessText(*bias);
-  if (activation != Activation::kNone)
-    product = std::string(activationName(activation)) + "(" + product + ")";
+  if (activation != Activation::kNone) product = functionNameOf(activation) + "(" + product + ")";
   if (row != kernels::RowEpilogue::kNone)
     product = std::string(kernels::rowEpilogueName(row)) + "(" + rowOver + ", " + product + ")";
   std::ostringstream text;

@@ -46,7 +46,8 @@ std::vector<schedule::DenseOutput> denseOutputOf(const lower::LoweredKernel& low
 
 }  // namespace
 
-CheckedStage checkStage(const expr::Statement& statement, const KernelOptions& options) {
+CheckedStage checkStage(const expr::Statement& statement, const KernelOptions& options,
+                        const std::map<std::string, std::string>& indexCopies) {
   const std::string& text = statement.text;
   std::map<std::string, size_t> ranks;
   ranks.emplace(statement.lhs.tensor, statement.lhs.indices.size());
@@ -87,7 +88,7 @@ CheckedStage checkStage(const expr::Statement& statement, const KernelOptions& o
         << "' has " << it->second << " indices";
     lowerOptions.formats[name] = Format::parse("hyb:" + std::to_string(width), 2);
   }
-  out.checked = expr::check(statement, infos);
+  out.checked = expr::check(statement, infos, indexCopies);
   out.decomposition = runtime::decompose(out.checked, lowerOptions.formats);
   return out;
 }
@@ -95,17 +96,24 @@ CheckedStage checkStage(const expr::Statement& statement, const KernelOptions& o
 std::string printChecked(const CheckedStage& c) {
   std::ostringstream text;
   text << expr::toString(c.checked.statement) << "\n";
-  for (const auto& [name, info] : c.checked.tensors) {
+  auto declare = [&](const std::string& keyword, const std::string& name) {
+    const expr::TensorInfo& info = c.checked.tensors.at(name);
     auto f = c.lowerOptions.formats.find(name);
-    text << "#   " << name << ": "
+    text << keyword << " " << name << ": "
          << (f != c.lowerOptions.formats.end()
                  ? f->second.toString()
                  : Format::parse("dense", static_cast<int32_t>(info.shape.size())).toString())
-         << " " << dtypeName(info.dtype) << (name == c.checked.output ? " (output)" : "") << "\n";
+         << " " << dtypeName(info.dtype) << "\n";
+  };
+  for (const auto& [name, info] : c.checked.tensors) {
+    if (name != c.checked.output) declare("tensor", name);
   }
-  if (!c.schedule.empty()) text << "#   schedule: " << c.schedule.toString() << "\n";
+  declare("output", c.checked.output);
+  for (const auto& [copy, index] : c.checked.indexCopyOf)
+    text << "index " << copy << ": copy of " << index << "\n";
+  if (!c.schedule.empty()) text << "schedule: " << c.schedule.toString() << "\n";
   if (c.decomposition) {
-    text << "#   format decomposition of " << c.decomposition->tensor << ": "
+    text << "# format decomposition of " << c.decomposition->tensor << ": "
          << c.decomposition->partTexts.size() << " parts\n";
   }
   return text.str();

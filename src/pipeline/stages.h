@@ -26,7 +26,12 @@ struct CheckedStage {
   lower::LowerOptions lowerOptions;  ///< formats, parallel, the schedule's stage-I directives
   std::optional<runtime::Decomposition> decomposition;
 };
-CheckedStage checkStage(const expr::Statement& statement, const KernelOptions& options);
+/// `indexCopies`: the index copies of a kernel checked before (expr::check), read from its text.
+CheckedStage checkStage(const expr::Statement& statement, const KernelOptions& options,
+                        const std::map<std::string, std::string>& indexCopies = {});
+/// The statement with its reductions written out, then one line per tensor (`tensor A: csr f32`,
+/// the output as `output C: dense f32`), per index copy of a written-out row function
+/// (`index j_2: copy of j`) and the schedule (`schedule: ...`); stage_text.h reads it back.
 std::string printChecked(const CheckedStage& checked);
 
 struct CanonicalStage {

@@ -1,7 +1,9 @@
 // `sparseflow opt --stage STAGE [IN] [-o OUT]`: one pipeline stage on text, the way stage tests
-// (tests/lit) drive the compiler. `lower` reads a kernel in index notation (with --format and
-// --dtype) and writes the lowered kernel's text; `schedule` (with --schedule), `default-transforms`
-// and `codegen` read that text (lower/lowered_text.h) and write the next stage's text, or C++.
+// (tests/lit) drive the compiler. `parse` reads a kernel in index notation; `check`,
+// `canonicalize`, `lower` and `select-provider` read a kernel (with --format, --dtype and
+// --schedule) or the checked stage's text (pipeline/stage_text.h; select-provider also a canonical
+// `contraction:` line); `schedule` (with --schedule), `default-transforms` and `codegen` read the
+// lowered kernel's text (lower/lowered_text.h). Each writes its stage's text, or C++.
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -13,6 +15,7 @@
 #include "expr/expr.h"
 #include "ir/verify.h"
 #include "lower/lowered_text.h"
+#include "pipeline/stage_text.h"
 #include "pipeline/stages.h"
 #include "sparseflow/assignments.h"
 #include "sparseflow/commands.h"
@@ -27,7 +30,8 @@ struct OptArgs {
   std::vector<std::string> formats, dtypes;
 };
 
-const char* const kOptStages = "lower, schedule, default-transforms, codegen";
+const char* const kOptStages =
+    "parse, check, canonicalize, lower, select-provider, schedule, default-transforms, codegen";
 
 /// The kernel text of a `lower` input: its lines without `#` comments.
 std::string kernelText(const std::string& text) {
@@ -44,19 +48,67 @@ std::string kernelText(const std::string& text) {
   return out;
 }
 
-std::string lowerText(const OptArgs& args, const std::string& text) {
+bool hasKernelFlags(const OptArgs& args) {
+  return !args.formats.empty() || !args.dtypes.empty() || !args.schedule.empty();
+}
+
+/// The checked kernel of a stage before lowering: the checked stage's text as it states it, or a
+/// kernel in index notation checked with --format, --dtype and --schedule.
+pipeline::CheckedStage checkedInput(const OptArgs& args, const std::string& text,
+                                    const std::string& source) {
+  if (pipeline::isCheckedText(text)) {
+    if (hasKernelFlags(args)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--format, --dtype and --schedule are for a kernel in index notation; " + source +
+                      " is a checked kernel, which states its formats, dtypes and "
+                      "schedule");
+    }
+    return pipeline::parseChecked(text, source, KernelOptions{});
+  }
   KernelOptions options;
   options.formats = assignments("--format", args.formats);
   for (const auto& [name, dtype] : assignments("--dtype", args.dtypes))
     options.dtypes[name] = parseDType(dtype);
   options.schedule = Schedule::parse(args.schedule);
-  const pipeline::CheckedStage checked =
-      pipeline::checkStage(expr::parse(kernelText(text)), options);
+  return pipeline::checkStage(expr::parse(kernelText(text)), options);
+}
+
+void refuseParts(const pipeline::CheckedStage& checked, const std::string& stage) {
   if (checked.decomposition) {
     throw Error(ErrorCode::kNotSupported,
-                "the kernel runs as parts (a hyb operand or decompose()): lower each part's "
-                "formats on its own");
+                "the kernel runs as parts (a hyb operand or decompose()): run --stage " + stage +
+                    " on each part's formats on its own");
   }
+}
+
+/// The stages before lowering, and lowering itself: their input is a kernel or checked text.
+std::string frontStage(const OptArgs& args, const std::string& text, const std::string& source) {
+  if (args.stage == "parse") {
+    if (hasKernelFlags(args))
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--stage parse takes no --format, --dtype or "
+                  "--schedule (check applies them)");
+    return expr::toString(expr::parse(kernelText(text))) + "\n";
+  }
+  if (args.stage == "select-provider") {
+    const bool canonical = kernelText(text).rfind("contraction:", 0) == 0;
+    if (canonical && hasKernelFlags(args)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--format, --dtype and --schedule are for a kernel in index notation; " + source +
+                      " is a canonical contraction, which states its operands");
+    }
+    const pipeline::CheckedStage checked =
+        canonical ? pipeline::checkedFromCanonical(text, source, KernelOptions{})
+                  : checkedInput(args, text, source);
+    refuseParts(checked, args.stage);
+    return pipeline::printSelection(pipeline::selectProviderStage(
+        checked, pipeline::canonicalizeStage(checked), KernelOptions{}));
+  }
+  const pipeline::CheckedStage checked = checkedInput(args, text, source);
+  if (args.stage == "check") return pipeline::printChecked(checked);
+  if (args.stage == "canonicalize")
+    return pipeline::printCanonical(pipeline::canonicalizeStage(checked));
+  refuseParts(checked, args.stage);
   return lower::printKernel(pipeline::lowerStage(checked));
 }
 
@@ -64,19 +116,22 @@ int runOpt(const OptArgs& args) {
   const std::string source = args.input == "-" ? "<stdin>" : args.input;
   const std::string text = readTextFile(args.input);
   std::string out;
-  if (args.stage == "lower") {
-    out = lowerText(args, text);
+  if (args.stage == "parse" || args.stage == "check" || args.stage == "canonicalize" ||
+      args.stage == "lower" || args.stage == "select-provider") {
+    out = frontStage(args, text, source);
   } else {
     if (!args.formats.empty() || !args.dtypes.empty()) {
       throw Error(ErrorCode::kInvalidArgument,
-                  "--format and --dtype are for --stage lower (a lowered kernel states its own)");
+                  "--format and --dtype are for the stages up to lower (a lowered kernel states "
+                  "its own)");
     }
     lower::LoweredKernel kernel = lower::parseKernel(text, source);
     if (args.stage == "schedule") {
       out = lower::printKernel(
           pipeline::scheduleStage(std::move(kernel), Schedule::parse(args.schedule)));
     } else if (!args.schedule.empty()) {
-      throw Error(ErrorCode::kInvalidArgument, "--schedule is for --stage schedule or lower");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--schedule is for --stage schedule or the stages up to lower");
     } else if (args.stage == "default-transforms") {
       out = lower::printKernel(pipeline::defaultTransformsStage(std::move(kernel)));
     } else if (args.stage == "codegen") {
@@ -107,17 +162,20 @@ int runOpt(const OptArgs& args) {
 void addOptCommand(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "opt",
-      "Run one compiler stage on text: a kernel to its lowered IR, or lowered IR through "
-      "schedule, default-transforms or codegen (tests/lit)");
+      "Run one compiler stage on text: a kernel through parse, check, canonicalize, lower or "
+      "select-provider, or lowered IR through schedule, default-transforms or codegen "
+      "(tests/lit)");
   auto args = std::make_shared<OptArgs>();
   cmd->add_option("--stage", args->stage, std::string("the stage: ") + kOptStages)->required();
   cmd->add_option("input", args->input, "input file (default '-': the standard input)");
   cmd->add_option("-o,--output", args->output, "write to FILE instead of stdout");
-  cmd->add_option("--schedule", args->schedule, "schedule text (--stage schedule, lower)");
+  cmd->add_option("--schedule", args->schedule,
+                  "schedule text (--stage schedule, and a kernel's up to lower)");
   // One value per flag (repeat it), so that a file name after them stays the input.
-  cmd->add_option("--format", args->formats, "NAME=FORMAT (--stage lower; repeat for each)")
+  cmd->add_option("--format", args->formats,
+                  "NAME=FORMAT (a kernel's, up to lower; repeat for each)")
       ->allow_extra_args(false);
-  cmd->add_option("--dtype", args->dtypes, "NAME=DTYPE (--stage lower; f32 or f64)")
+  cmd->add_option("--dtype", args->dtypes, "NAME=DTYPE (a kernel's, up to lower; f32 or f64)")
       ->allow_extra_args(false);
   cmd->callback([&action, args] { action = [args] { return runOpt(*args); }; });
 }

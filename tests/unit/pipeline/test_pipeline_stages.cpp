@@ -44,7 +44,7 @@ TEST(PipelineStages, PrintAfterAllShowsEveryStageInOrder) {
     EXPECT_EQ(kernel.provider(), provider);
     EXPECT_NE(kernel.passLog().find("provider: " + provider + "\n"), std::string::npos);
     // Each stage's printed form is there: the parsed text, the checked formats, the IR.
-    EXPECT_NE(kernel.passLog().find("#   A: csr f32"), std::string::npos) << kernel.passLog();
+    EXPECT_NE(kernel.passLog().find("tensor A: csr f32\n"), std::string::npos) << kernel.passLog();
     EXPECT_NE(kernel.passLog().find("for v_i in [0, n_i)"), std::string::npos);
   }
   KernelOptions plain;
