@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "capi/capi_internal.h"
+#include "format/format_shapes.h"
 #include "sparseflow/build.h"
 #include "sparseflow/format.h"
 #include "sparseflow/validate.h"
@@ -204,8 +205,7 @@ sparseflow_status sparseflow_tensor_create_nm(SparseFlowContext* context, sparse
     requireNonNegative(rows, "rows");
     requireNonNegative(cols, "cols");
     const Format format = Format::parse(text, 2);
-    SF_USER_CHECK(!format.isHybrid() && format.numLevels() == 2 &&
-                  format.level(1).type.kind == LevelKind::kNM)
+    SF_USER_CHECK(format::isMatrixNM(format))
         << "argument 'pattern' is '" << text << "'; expected an n:m pattern such as 2:4";
     std::vector<LevelStorage> levels(2);
     levels[1].meta = borrow(DType::kU8, meta, meta_bytes, "meta");

@@ -1,17 +1,19 @@
 // Direct dense matrix → N:M through nm::compress (one pass, SIMD where built); an input that does
 // not fit the pattern goes to the general path, whose error names the first group that does not.
 #include "convert/direct_paths.h"
+#include "format/format_shapes.h"
 #include "sparseflow/error.h"
 #include "sparseflow/nm.h"
 
 namespace sparseflow::conversion {
 
 std::optional<Tensor> denseToNM(const Tensor& tensor, const Format& target) {
-  if (tensor.rank() != 2 || !tensor.format().isDenseRowMajor() || target.isHybrid() ||
-      target.numLevels() != 2 || target.level(1).type.kind != LevelKind::kNM) {
+  int32_t n = 0, m = 0;
+  if (tensor.rank() != 2 || !tensor.format().isDenseRowMajor() ||
+      !format::isMatrixNM(target, &n, &m)) {
     return std::nullopt;
   }
-  const nm::NMPattern pattern{target.level(1).type.n, target.level(1).type.m};
+  const nm::NMPattern pattern{n, m};
   if (pattern.m > nm::kMaxGroupSize ||
       target.withWidths(32, 32) != Format::parse(pattern.toString(), 2) ||
       tensor.values().size() != tensor.shape()[0] * tensor.shape()[1]) {

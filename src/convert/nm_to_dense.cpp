@@ -2,6 +2,7 @@
 // +0 on the general path (toCoo drops it as zero fill), so such a tensor goes the general way.
 #include "convert/direct_common.h"
 #include "convert/direct_paths.h"
+#include "format/format_shapes.h"
 #include "sparseflow/error.h"
 #include "sparseflow/nm.h"
 
@@ -23,11 +24,7 @@ bool holdsNegativeZero(const Buffer& values) {
 
 std::optional<Tensor> nmToDense(const Tensor& tensor, const Format& target) {
   const Format& from = tensor.format();
-  if (tensor.rank() != 2 || !target.isDenseRowMajor() || from.isHybrid() || from.numLevels() != 2 ||
-      from.level(1).type.kind != LevelKind::kNM ||
-      from.withWidths(32, 32) != Format::parse(std::to_string(from.level(1).type.n) + ":" +
-                                                   std::to_string(from.level(1).type.m),
-                                               2) ||
+  if (!target.isDenseRowMajor() || !format::isMatrixNM(from) ||
       holdsNegativeZero(tensor.values())) {
     return std::nullopt;
   }

@@ -136,15 +136,12 @@ Tensor buildGeneric(const Coo& coo, const Format& requested, const BuildOptions&
   for (int32_t l = 0; l < L; ++l) {
     const std::string where = format::describeLevel(requested, l);
     const auto& impl = levelImpl(requested.level(l).type.kind);
-    if (requested.level(l).type.kind != LevelKind::kFixed || requested.level(l).type.k > 0) {
+    if (!impl.chosenByData(requested.level(l).type)) {
       // Children of this level: bounded before the build allocates one run per child.
       LevelStorage none;
       const int64_t parents = static_cast<int64_t>(seg.size()) - 1;
       const int64_t extent = requested.levelExtent(l, coo.shape);
-      const bool positional = requested.level(l).type.kind == LevelKind::kDense ||
-                              requested.level(l).type.kind == LevelKind::kNM ||
-                              requested.level(l).type.kind == LevelKind::kFixed;
-      if (positional) {
+      if (impl.capabilities().childrenFromShape) {
         SF_CHECK_CODE(extent == 0 || parents <= INT64_MAX / 16 / std::max<int64_t>(extent, 1),
                       ErrorCode::kOutOfMemory)
             << where << ": too many positions";

@@ -15,9 +15,8 @@ Format::Format(int32_t rank, std::vector<LevelSpec> levels, int32_t posWidth, in
   std::vector<int64_t> divBlock(static_cast<size_t>(rank), 0), modBlock(divBlock);
   for (size_t l = 0; l < levels_.size(); ++l) {
     const LevelExpr& e = levels_[l].expr;
-    SF_USER_CHECK(e.dim >= 0 && e.dim < rank)
-        << "format level " << l << " names dimension d" << e.dim << " of a rank-" << rank
-        << " tensor";
+    SF_USER_CHECK(e.dim >= 0 && e.dim < rank) << "format level " << l << " names dimension d"
+                                              << e.dim << " of a rank-" << rank << " tensor";
     auto d = static_cast<size_t>(e.dim);
     switch (e.op) {
       case LevelExpr::Op::kIdentity: ++identity[d]; break;
@@ -27,25 +26,19 @@ Format::Format(int32_t rank, std::vector<LevelSpec> levels, int32_t posWidth, in
     SF_USER_CHECK(e.op == LevelExpr::Op::kIdentity || e.block > 0)
         << "format level " << l << ": block size must be positive";
     const LevelType& t = levels_[l].type;
-    if (t.kind == LevelKind::kNM) {
-      SF_USER_CHECK(t.n > 0 && t.n < t.m && t.m <= 256)
-          << "format level " << l << ": n:m needs 0 < n < m <= 256 (got " << t.n << ":" << t.m
-          << ")";
-    }
-    SF_USER_CHECK(t.kind != LevelKind::kFixed || t.k >= 0)
-        << "format level " << l << ": fixed(k) needs k >= 0";
+    const std::string invalid = format::levelImpl(t.kind).invalidParameters(t);
+    SF_USER_CHECK(invalid.empty()) << "format level " << l << ": " << invalid;
   }
   for (int32_t d = 0; d < rank; ++d) {
     auto i = static_cast<size_t>(d);
     bool plain = identity[i] == 1 && div[i] == 0 && mod[i] == 0;
     bool blocked = identity[i] == 0 && div[i] == 1 && mod[i] == 1 && divBlock[i] == modBlock[i];
     SF_USER_CHECK(plain || blocked)
-        << "format: dimension d" << d
-        << " must be stored by exactly one level (d" << d << "), or by two levels d" << d
-        << "/b and d" << d << "%b with the same b";
+        << "format: dimension d" << d << " must be stored by exactly one level (d" << d
+        << "), or by two levels d" << d << "/b and d" << d << "%b with the same b";
   }
-  SF_USER_CHECK(!levels_.empty() || rank == 0) << "format: a rank-" << rank
-                                               << " tensor needs levels";
+  SF_USER_CHECK(!levels_.empty() || rank == 0)
+      << "format: a rank-" << rank << " tensor needs levels";
 }
 
 Format Format::hybrid(std::vector<Format> parts, int64_t splitK) {
@@ -67,7 +60,7 @@ bool Format::isDenseRowMajor() const {
   if (isHybrid() || static_cast<int32_t>(levels_.size()) != rank_) return false;
   for (int32_t l = 0; l < rank_; ++l) {
     const LevelSpec& s = levels_[static_cast<size_t>(l)];
-    if (s.type.kind != LevelKind::kDense || s.expr.dim != l ||
+    if (!format::levelImpl(s.type.kind).capabilities().allCoordinates || s.expr.dim != l ||
         s.expr.op != LevelExpr::Op::kIdentity) {
       return false;
     }
@@ -78,7 +71,7 @@ bool Format::isDenseRowMajor() const {
 bool Format::needsData() const {
   if (isHybrid()) return true;
   for (const LevelSpec& s : levels_) {
-    if (s.type.kind == LevelKind::kFixed && s.type.k == 0) return true;
+    if (format::levelImpl(s.type.kind).chosenByData(s.type)) return true;
   }
   return false;
 }

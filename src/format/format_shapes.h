@@ -12,5 +12,7 @@ bool isCompressedRows(const Format& f, int32_t& rowDim);
 bool isCooShaped(const Format& f);
 /// bsr:RxC: [dense d0/R, compressed d1/C, dense d0%R, dense d1%C]; sets the block shape.
 bool isBlockedRows(const Format& f, int64_t& blockRows, int64_t& blockCols);
+/// The matrix n:m format `N:M` ([dense d0, nm(N,M) d1], any index width); sets N and M when given.
+bool isMatrixNM(const Format& f, int32_t* n = nullptr, int32_t* m = nullptr);
 
 }  // namespace sparseflow::format

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "format/levels/level_impl.h"
 #include "lower/level_iteration.h"
 #include "lower/nest_builder.h"
 #include "lower/presence.h"
@@ -219,7 +220,7 @@ class Planner {
   static bool denseOver(const Format& f, const expr::Access& a, const std::string& index) {
     for (const LevelSpec& l : f.levels()) {
       if (a.indices[static_cast<size_t>(l.expr.dim)] == index)
-        return l.type.kind == LevelKind::kDense;
+        return format::levelImpl(l.type.kind).capabilities().allCoordinates;
     }
     return false;
   }

@@ -47,7 +47,7 @@ void checkAssemblable(const TensorArg& arg, const Normalized& normalized, bool a
   for (int32_t l = 0; l <= last; ++l) {
     const LevelSpec& spec = arg.format.level(l);
     const bool ok = spec.expr.op == LevelExpr::Op::kIdentity &&
-                    (l < last ? spec.type.kind == LevelKind::kDense
+                    (l < last ? format::levelImpl(spec.type.kind).capabilities().allCoordinates
                               : levelIteration(spec.type.kind).coIterable(spec.type));
     SF_CHECK_CODE(ok, ErrorCode::kNotSupported)
         << what << ": sparse outputs are assembled as dense levels over one last compressed level "
@@ -302,7 +302,7 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
                               ArrayBinding::Kind::kCrd,
                               l});
       }
-      if (arg.format.level(l).type.kind == LevelKind::kFixed && arg.format.level(l).type.k == 0) {
+      if (format::levelImpl(arg.format.level(l).type.kind).chosenByData(arg.format.level(l).type)) {
         out.arrays.push_back({{slotsArray(prefix, l), ScalarType::kI64},
                               static_cast<int32_t>(k),
                               ArrayBinding::Kind::kSlots,

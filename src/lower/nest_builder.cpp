@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "format/levels/level_impl.h"
 #include "lower/array_names.h"
 #include "lower/level_iteration.h"
 #include "lower/loop_order.h"
@@ -28,7 +29,7 @@ ScalarType widthType(int32_t width) {
 bool isDenseFormat(const Format& f) {
   if (f.isHybrid()) return false;
   for (const LevelSpec& l : f.levels()) {
-    if (l.type.kind != LevelKind::kDense) return false;
+    if (!format::levelImpl(l.type.kind).capabilities().allCoordinates) return false;
   }
   return true;
 }

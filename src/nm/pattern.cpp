@@ -2,6 +2,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "format/format_shapes.h"
 #include "nm/nm_kernels.h"
 #include "sparseflow/build.h"
 #include "sparseflow/nm.h"
@@ -19,13 +20,6 @@ int64_t parseCount(std::string_view text) {
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   return ec == std::errc() && ptr == end && !text.empty() ? value : -1;
-}
-
-/// True for the matrix n:m format (levels d0:dense, d1:nm(n,m)) at any index width.
-bool isMatrixNMFormat(const Format& f) {
-  return !f.isHybrid() && f.rank() == 2 && f.numLevels() == 2 &&
-         f.level(0).type.kind == LevelKind::kDense && f.level(0).expr == LevelExpr{0} &&
-         f.level(1).type.kind == LevelKind::kNM && f.level(1).expr == LevelExpr{1};
 }
 
 }  // namespace
@@ -49,7 +43,7 @@ std::string NMPattern::toString() const {
 
 NMPattern patternOf(const Tensor& nmTensor) {
   const Format& f = nmTensor.format();
-  SF_USER_CHECK(isMatrixNMFormat(f))
+  SF_USER_CHECK(format::isMatrixNM(f))
       << "expected a matrix in an n:m format (such as 2:4), got a rank-" << nmTensor.rank()
       << " tensor in " << f.toString();
   return {f.level(1).type.n, f.level(1).type.m};
@@ -73,7 +67,7 @@ DenseMatrix denseMatrix(const Tensor& tensor, const char* what) {
   const Format& f = tensor.format();
   if (!f.isHybrid() && f.isDenseRowMajor()) {
     matrix.tensor = tensor;  // shares the arrays
-  } else if (isMatrixNMFormat(f)) {
+  } else if (format::isMatrixNM(f)) {
     matrix.tensor = decompress(tensor);
   } else {
     // Through toDense, not convert(): sf_convert's n:m paths call into sf_nm. Equal to convert()

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "format/levels/level_impl.h"
 #include "sparseflow/build.h"
 #include "sparseflow/convert.h"
 #include "support/check.h"
@@ -22,7 +23,7 @@ Format resolveFormat(const Format& compiled, const Format& actual) {
   Format resolved = compiled;
   for (int32_t l = 0; l < compiled.numLevels(); ++l) {
     const LevelType& c = compiled.level(l).type;
-    if (c.kind == LevelKind::kFixed && c.k == 0 && actual.level(l).type.kind == LevelKind::kFixed) {
+    if (format::levelImpl(c.kind).chosenByData(c) && actual.level(l).type.kind == c.kind) {
       resolved = resolved.withFixedK(l, actual.level(l).type.k);
     }
   }

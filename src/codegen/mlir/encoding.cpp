@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "format/levels/level_impl.h"
 #include "support/check.h"
 
 namespace sparseflow::codegen::mlir {
@@ -22,7 +23,7 @@ std::string propertySuffix(const LevelProperties& props) {
 bool hasSparseLevel(const Format& format) {
   if (format.isHybrid()) return true;
   for (const LevelSpec& l : format.levels()) {
-    if (l.type.kind != LevelKind::kDense) return true;
+    if (!format::levelImpl(l.type.kind).capabilities().allCoordinates) return true;
   }
   return false;
 }
@@ -41,18 +42,15 @@ std::optional<std::string> encodingAttr(const std::string& tensor, const Format&
         << " stores d" << spec.expr.dim << (spec.expr.op == LevelExpr::Op::kDiv ? " / " : " % ")
         << spec.expr.block
         << "), which MLIR 16's sparse_tensor encoding cannot express; export it as csr or dense";
-    std::string name;
-    switch (spec.type.kind) {
-      case LevelKind::kDense: name = "dense"; break;
-      case LevelKind::kCompressed: name = "compressed" + propertySuffix(spec.type.props); break;
-      case LevelKind::kSingleton: name = "singleton" + propertySuffix(spec.type.props); break;
-      default:
-        SF_FAIL(kNotSupported)
-            << "tensor " << tensor << ": format " << format.toString()
-            << " has a level kind (level " << l
-            << ") that MLIR 16's sparse_tensor encoding cannot express "
-               "(only dense, compressed and singleton); export it as csr or dense";
-    }
+    const format::LevelCapabilities caps = format::levelImpl(spec.type.kind).capabilities();
+    SF_CHECK_CODE(!caps.mlirName.empty(), ErrorCode::kNotSupported)
+        << "tensor " << tensor << ": format " << format.toString() << " has a level kind (level "
+        << l
+        << ") that MLIR 16's sparse_tensor encoding cannot express "
+           "(only dense, compressed and singleton); export it as csr or dense";
+    // Dense levels are always unique and ordered: MLIR 16 takes no properties on them.
+    std::string name = std::string(caps.mlirName) +
+                       (caps.allCoordinates ? std::string() : propertySuffix(spec.type.props));
     levels << (l ? ", " : "") << '"' << name << '"';
     ordering << (l ? ", " : "") << 'd' << spec.expr.dim;
     identity = identity && spec.expr.dim == l;

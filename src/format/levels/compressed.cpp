@@ -12,6 +12,7 @@ class CompressedLevel final : public LevelImpl {
     LevelCapabilities caps;
     caps.hasPos = true;
     caps.hasCrd = true;
+    caps.mlirName = "compressed";
     return caps;
   }
   std::string print(const LevelType& type) const override { return printWithProps(name(), type); }

@@ -12,6 +12,9 @@ class DenseLevel final : public LevelImpl {
     LevelCapabilities caps;
     caps.fillsZeros = true;
     caps.randomAccess = true;
+    caps.allCoordinates = true;
+    caps.childrenFromShape = true;
+    caps.mlirName = "dense";
     return caps;
   }
   LevelType parse(const std::vector<std::string>& params, std::string_view text) const override {

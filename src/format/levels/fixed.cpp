@@ -23,6 +23,7 @@ class FixedLevel final : public LevelImpl {
   LevelCapabilities capabilities() const override {
     LevelCapabilities caps;
     caps.hasCrd = true;
+    caps.childrenFromShape = true;
     return caps;
   }
   std::string print(const LevelType& type) const override {
@@ -32,6 +33,10 @@ class FixedLevel final : public LevelImpl {
     SF_USER_CHECK(params.size() <= 1) << "level '" << text << "': fixed takes one parameter, k";
     return LevelType::fixed(params.empty() ? 0 : parsePositiveParam(params[0], text));
   }
+  std::string invalidParameters(const LevelType& type) const override {
+    return type.k >= 0 ? "" : "fixed(k) needs k >= 0";
+  }
+  bool chosenByData(const LevelType& type) const override { return type.k == 0; }
 
   LevelBuildOutput build(const LevelBuildInput& in) const override {
     LevelBuildOutput out;
@@ -47,12 +52,12 @@ class FixedLevel final : public LevelImpl {
                                << widest << " entries but fixed(" << k << ") holds " << k
                                << " (use a larger k, or hyb for long rows)";
     out.resolved.k = k;
-    SF_CHECK_CODE(numParents <= INT64_MAX / 16 / k, ErrorCode::kOutOfMemory) << in.where
-                                                                             << ": too many slots";
-    checkAllocation(numParents * k * 16, (in.where + ": fixed(" + std::to_string(k) +
-                                          ") slots (longest run " + std::to_string(widest) +
-                                          "; hyb keeps long rows apart)")
-                                             .c_str());
+    SF_CHECK_CODE(numParents <= INT64_MAX / 16 / k, ErrorCode::kOutOfMemory)
+        << in.where << ": too many slots";
+    checkAllocation(numParents * k * 16,
+                    (in.where + ": fixed(" + std::to_string(k) + ") slots (longest run " +
+                     std::to_string(widest) + "; hyb keeps long rows apart)")
+                        .c_str());
     out.crd.assign(static_cast<size_t>(numParents * k), -1);
     out.childSeg.reserve(static_cast<size_t>(numParents * k + 1));
     for (int64_t p = 0; p < numParents; ++p) {

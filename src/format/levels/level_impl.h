@@ -26,17 +26,27 @@ struct LevelCapabilities {
   bool fillsZeros = false;
   /// Locating a coordinate under a parent is O(1) without a search (dense).
   bool randomAccess = false;
+  /// Stores every coordinate of its extent under each parent, in order, with no arrays of its own
+  /// (dense): a tensor whose levels all do is a plain array, and such levels index an assembled
+  /// output by arithmetic.
+  bool allCoordinates = false;
+  /// Its number of children follows from the parents, the extent and the parameters alone, not
+  /// from the entries (dense, n:m, fixed(k)): a build bounds it before allocating.
+  bool childrenFromShape = false;
+  /// The kind's name in MLIR 16's sparse_tensor encoding ("dense", "compressed", "singleton"), or
+  /// empty where MLIR has none (codegen/mlir refuses such a level).
+  std::string_view mlirName;
 };
 
 /// Input of one level's build step. Entries are sorted by level coordinates and unique; each
 /// parent position covers a contiguous run of entries, [parentSeg[p], parentSeg[p+1]).
 struct LevelBuildInput {
   const LevelType& type;
-  int64_t extent;             ///< extent of this level's coordinate
-  const int64_t* coords;      ///< coordinate at this level of entry e: coords[e * stride]
+  int64_t extent;         ///< extent of this level's coordinate
+  const int64_t* coords;  ///< coordinate at this level of entry e: coords[e * stride]
   int64_t stride;
   const std::vector<int64_t>& parentSeg;
-  const std::string& where;   ///< "level 1 (compressed, d1)" for messages
+  const std::string& where;  ///< "level 1 (compressed, d1)" for messages
 };
 
 /// Output of one level's build step.
@@ -66,6 +76,11 @@ class LevelImpl {
   virtual std::string print(const LevelType& type) const;
   /// Builds a type from the parameter list inside the parentheses (may be empty).
   virtual LevelType parse(const std::vector<std::string>& params, std::string_view text) const = 0;
+  /// What is wrong with a type's parameters however it was made (text or code), or empty.
+  virtual std::string invalidParameters(const LevelType& type) const { return {}; }
+  /// Whether a parameter of `type` is left for the data to choose when a tensor is built (ell's
+  /// `fixed` without k): a kernel compiled for it reads the value from the tensor at run time.
+  virtual bool chosenByData(const LevelType& type) const { return false; }
   /// Builds this level's arrays from sorted entries; throws on data the level cannot hold.
   virtual LevelBuildOutput build(const LevelBuildInput& in) const = 0;
   /// Number of positions this level holds under `numParents` parent positions.

@@ -24,8 +24,14 @@ class NMLevel final : public LevelImpl {
   LevelCapabilities capabilities() const override {
     LevelCapabilities caps;
     caps.hasMeta = true;
+    caps.childrenFromShape = true;
     caps.fillsZeros = true;
     return caps;
+  }
+  std::string invalidParameters(const LevelType& type) const override {
+    if (type.n > 0 && type.n < type.m && type.m <= 256) return "";
+    return "n:m needs 0 < n < m <= 256 (got " + std::to_string(type.n) + ":" +
+           std::to_string(type.m) + ")";
   }
   std::string print(const LevelType& type) const override {
     return "nm(" + std::to_string(type.n) + "," + std::to_string(type.m) + ")";

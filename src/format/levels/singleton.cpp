@@ -11,6 +11,7 @@ class SingletonLevel final : public LevelImpl {
   LevelCapabilities capabilities() const override {
     LevelCapabilities caps;
     caps.hasCrd = true;
+    caps.mlirName = "singleton";
     return caps;
   }
   std::string print(const LevelType& type) const override { return printWithProps(name(), type); }
@@ -51,8 +52,8 @@ class SingletonLevel final : public LevelImpl {
     }
   }
 
-  void validate(const LevelType&, int64_t extent, const LevelStorage& storage,
-                int64_t numParents, const std::string& where) const override {
+  void validate(const LevelType&, int64_t extent, const LevelStorage& storage, int64_t numParents,
+                const std::string& where) const override {
     SF_CHECK_CODE(storage.crd.size() == numParents, ErrorCode::kInvalidFormat)
         << where << ": crd has " << storage.crd.size() << " entries, expected one per parent ("
         << numParents << ")";

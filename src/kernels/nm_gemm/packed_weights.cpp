@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "format/format_shapes.h"
 #include "kernels/gemm_args.h"
 #include "support/check.h"
 
@@ -15,10 +16,8 @@ void checkNmWeights(const Tensor& w) {
   SF_USER_CHECK(w.rank() == 2) << "2:4 weights must be 2-d (out_features × in_features), got "
                                << w.rank() << "-d";
   const Format& f = w.format();
-  const bool is24 = !f.isHybrid() && f.numLevels() == 2 &&
-                    f.level(0).type.kind == LevelKind::kDense &&
-                    f.level(1).type.kind == LevelKind::kNM && f.level(1).type.n == 2 &&
-                    f.level(1).type.m == 4 && f.level(0).expr.dim == 0 && f.level(1).expr.dim == 1;
+  int32_t n = 0, m = 0;
+  const bool is24 = format::isMatrixNM(f, &n, &m) && n == 2 && m == 4;
   SF_CHECK_CODE(is24, ErrorCode::kNotSupported)
       << "the 2:4 kernels take weights in the '2:4' format (rows dense, 2 of every 4 columns); "
          "got '"
