@@ -31,6 +31,11 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
   generated code, scipy's bsr_matrix @ B and torch's CSR @ B;
 - f64 SpMM: `C(i,j) = A(i,k) * B(k,j)` with A, B, C f64 on the DLMC weight at 16 and 64 columns: the
   csr_spmm provider's f64 kernel against the same kernel as generated code and scipy's A @ B.
+- sparse outputs: SpGEMM `C(i,j) = A(i,k) * B(k,j)` and add `C(i,j) = A(i,j) + B(i,j)` (A = B
+  the matrix, csr) with C asked as csr, dcsr and coo (dcsr and coo are assembled as csr and
+  converted: the row level rebuilt, columns and values taken over), against the csr output and
+  scipy's A @ A / A + A (then .tocoo() for coo), on the SuiteSparse and SNAP matrices and
+  LAGraph's pushpull (A @ A on the square ones).
 Each CLI case runs --rounds times interleaved with its peer; rows hold the medians. Rows go to
 --rows in bench_report's tab-separated format, and to stdout.
 
@@ -99,6 +104,17 @@ print(statistics.median(samples))
 """
 
 
+SCIPY_SPARSE_OUT = """
+import time, statistics, numpy as np, sparseflow as sf
+a = sf.to_scipy(sf.read({path!r})).tocsr().astype(np.float32)
+op = (lambda: a @ a) if {spgemm!r} else (lambda: a + a)
+make = (lambda: op().tocoo()) if {coo!r} else op
+make()
+samples = []
+for _ in range({repeat}):
+    t = time.perf_counter(); make(); samples.append((time.perf_counter() - t) * 1e3)
+print(statistics.median(samples))
+"""
 PERMUTE = """
 import numpy as np, scipy.io, sparseflow as sf
 a = sf.to_scipy(sf.read({path!r})).tocsr()
@@ -231,7 +247,7 @@ def main():
     parser.add_argument("--only", nargs="*", default=[],
                         help="row groups to run (cli_fused_spmm, cli_softmax_spmm, cli_spmv, "
                              "cli_generated_spmm, cli_bsr_spmm, cli_spmm_f64, cli_fusedmm, "
-                             "cli_gemv_2to4); "
+                             "cli_gemv_2to4, cli_sparse_outputs); "
                              "default all")
     args = parser.parse_args()
     want = lambda group: not args.only or group in args.only
@@ -494,6 +510,41 @@ def main():
                 out.append(row(f"cli_gemv_2to4/{o}x{i}", m, "numpy W@x (OpenBLAS sgemv, dense)", pm,
                                floor, basis, f"speedup {pm / m:.2f} (target >= 2); provider {ours[0][1]}",
                                f"sparseflow run 'y(o) = W(o,i) * x(i)' --format W=2:4 --in W=W.npy --in x=x.npy --repeat {args.repeat}"))
+        # --- sparse outputs in formats the kernel does not assemble, against csr and scipy
+        if want("cli_sparse_outputs"):
+            kernels = (("spgemm", "C(i,j) = A(i,k) * B(k,j)", max(3, args.repeat // 3)),
+                       ("add", "C(i,j) = A(i,j) + B(i,j)", args.repeat))
+            matrices = [m for m in MATRICES if not m[0].startswith("dlmc")] + [
+                ("pushpull", "data/suitesparse/LAGraph/data/pushpull.mtx")]
+            for label, path in matrices:
+                a = sf.read(path)
+                shape = f"{label}_{a.shape[0]}x{a.shape[1]}_nnz{a.num_stored}"
+                for name, kernel, repeat in kernels:
+                    if name == "spgemm" and a.shape[0] != a.shape[1]:
+                        continue  # A @ A needs a square A
+                    times = {fmt: [] for fmt in ("csr", "dcsr", "coo")}
+                    peer = {fmt: [] for fmt in ("csr", "coo")}
+                    for _ in range(args.rounds):
+                        for fmt in times:
+                            times[fmt].append(cli_median_ms(
+                                args.sparseflow, kernel, {"A": "csr", "B": "csr", "C": fmt},
+                                {"A": path, "B": path}, repeat)[0])
+                        for fmt in peer:
+                            peer[fmt].append(python_ms(SCIPY_SPARSE_OUT.format(
+                                path=path, spgemm=name == "spgemm", coo=fmt == "coo",
+                                repeat=repeat))[0])
+                    csr = statistics.median(times["csr"])
+                    for fmt, samples in times.items():
+                        m = statistics.median(samples)
+                        peer_fmt = "coo" if fmt == "coo" else "csr"
+                        pm = statistics.median(peer[peer_fmt])
+                        scipy_op = "A @ A" if name == "spgemm" else "A + A"
+                        out.append(row(f"cli_sparse_outputs/{name}/{shape}/{fmt}", m,
+                                       f"scipy {scipy_op}" + (".tocoo()" if fmt == "coo" else ""),
+                                       pm, None, "-",
+                                       f"{m / csr:.2f}x the csr output; speedup {pm / m:.2f}",
+                                       f"sparseflow run '{kernel}' --format A=csr --format B=csr "
+                                       f"--format C={fmt} --in A={path} --in B={path} --repeat {repeat}"))
     with open(args.rows, "a") as f:
         f.writelines(out)
     sys.stdout.writelines(out)

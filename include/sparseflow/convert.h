@@ -37,7 +37,7 @@ struct ConvertOptions {
 
 /// The same tensor in another format (and value type, with ConvertOptions::dtype: a value type
 /// change is one vectorized pass over the values, and the report counts the values it rounded).
-/// Direct paths (no coordinates in between) serve csr <-> csc,
+/// Direct paths (no coordinates in between) serve csr <-> csc, csr -> dcsr, csr -> coo,
 /// csr <-> bsr:RxC, csr <-> ell[:K], csr <-> hyb[:K], dense -> N:M (nm::compress) and N:M -> dense
 /// (nm::decompress) when the value type stays; every other pair, and a source that breaks its
 /// format's invariants, goes through coordinates (docs/formats.md, "Conversions"). Exact: every
@@ -48,6 +48,10 @@ Tensor convert(const Tensor& tensor, const Format& format, const ConvertOptions&
                ConversionReport* report = nullptr);
 /// Parses `format` for the tensor's rank, then converts.
 Tensor convert(const Tensor& tensor, const std::string& format, ConversionReport* report = nullptr);
+/// convert() of a tensor the caller gives up: arrays the target stores as the source has them (csr
+/// -> dcsr or coo at the same index width: the columns and the values) are taken over instead of
+/// copied, so the result may share memory the source held.
+Tensor convertOwned(Tensor&& tensor, const Format& format);
 
 /// How a converted tensor's values compare with its source's, position by position in float64
 /// (a position stored by neither is zero in both and not visited). Runs in memory proportional

@@ -21,6 +21,7 @@ struct DirectPath {
 
 constexpr DirectPath kDirectPaths[] = {
     {conversion::convertCompressed, "direct"},
+    {conversion::csrToRowLists, "direct"},
     {conversion::csrToBsr, "direct"},
     {conversion::bsrToCsr, "direct"},
     {conversion::csrToEll, "direct"},
@@ -119,6 +120,14 @@ Tensor convert(const Tensor& tensor, const Format& format, const ConvertOptions&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return result;
+}
+
+Tensor convertOwned(Tensor&& tensor, const Format& format) {
+  if (std::optional<Tensor> reused = conversion::csrToRowListsReusing(tensor, format)) {
+    tensor = Tensor();  // the source's arrays now belong to the result alone
+    return std::move(*reused);
+  }
+  return convert(tensor, format);
 }
 
 Tensor convert(const Tensor& tensor, const std::string& format, ConversionReport* report) {

@@ -13,6 +13,11 @@ namespace sparseflow::conversion {
 // match) or the result would trip one of the general path's guards (index width, memory): the
 // general path then decides, with its own result or error. Values keep the source dtype.
 
+/// csr → dcsr or coo: the columns and values copied in their order, the row level rebuilt.
+std::optional<Tensor> csrToRowLists(const Tensor& tensor, const Format& target);
+/// The same for a source the caller gives up (convertOwned): the columns (at the same index width)
+/// and the values are taken over, not copied.
+std::optional<Tensor> csrToRowListsReusing(const Tensor& tensor, const Format& target);
 /// csr → bsr:RxC: blocks found per block row with a marker array, values scattered in place.
 std::optional<Tensor> csrToBsr(const Tensor& tensor, const Format& target);
 /// bsr:RxC → csr: the nonzeros of each block row's slices (zero fill and edge padding dropped).

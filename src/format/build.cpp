@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 
 #include "format/build_fast.h"
 #include "format/hybrid_split.h"
@@ -49,35 +50,48 @@ std::vector<int64_t> levelExtents(const Coo& coo, const Format& format) {
   return extents;
 }
 
-/// The order that sorts entries by their level coordinates (rows of `lc`), ties by entry index.
-/// Coordinates are packed into one 64-bit key when the extents allow; input that is already in
-/// order (the common case when converting from a format with the same outer levels) is detected
-/// in one pass.
-std::vector<int64_t> sortOrder(const std::vector<int64_t>& lc, int64_t n,
-                               const std::vector<int64_t>& extents) {
+/// Each entry's level coordinates (rows of `lc`) packed into one key whose order is theirs, when
+/// the extents' product fits 63 bits; false (keys empty) when it does not.
+bool packLevelKeys(const std::vector<int64_t>& lc, int64_t n, const std::vector<int64_t>& extents,
+                   std::vector<uint64_t>& keys) {
   const auto L = static_cast<int64_t>(extents.size());
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
   unsigned __int128 span = 1;
   for (int64_t e : extents) span *= static_cast<unsigned __int128>(std::max<int64_t>(e, 1));
-  if (span < (static_cast<unsigned __int128>(1) << 63)) {
-    std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(n));
-    bool sorted = true;
-    for (int64_t e = 0; e < n; ++e) {
-      uint64_t key = 0;
-      for (int64_t l = 0; l < L; ++l) {
-        key = key * static_cast<uint64_t>(std::max<int64_t>(extents[static_cast<size_t>(l)], 1)) +
-              static_cast<uint64_t>(lc[static_cast<size_t>(e * L + l)]);
-      }
-      keyed[static_cast<size_t>(e)] = {key, e};
-      sorted &= e == 0 || keyed[static_cast<size_t>(e - 1)].first <= key;
+  if (span >= (static_cast<unsigned __int128>(1) << 63)) return false;
+  keys.resize(static_cast<size_t>(n));
+  for (int64_t e = 0; e < n; ++e) {
+    uint64_t key = 0;
+    for (int64_t l = 0; l < L; ++l) {
+      key = key * static_cast<uint64_t>(std::max<int64_t>(extents[static_cast<size_t>(l)], 1)) +
+            static_cast<uint64_t>(lc[static_cast<size_t>(e * L + l)]);
     }
+    keys[static_cast<size_t>(e)] = key;
+  }
+  return true;
+}
+
+/// The order that sorts entries by their level coordinates, ties by entry index; empty when the
+/// entries are in that order already (the common case when converting from a format with the same
+/// level order), which one pass over the packed keys detects.
+std::vector<int64_t> sortOrder(const std::vector<int64_t>& lc, int64_t n, int64_t L,
+                               const std::vector<uint64_t>& keys, bool packed) {
+  std::vector<int64_t> order;
+  if (packed) {
+    bool sorted = true;
+    for (int64_t e = 1; e < n && sorted; ++e)
+      sorted = keys[static_cast<size_t>(e - 1)] <= keys[static_cast<size_t>(e)];
     if (sorted) return order;
+    std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(n));
+    for (int64_t e = 0; e < n; ++e)
+      keyed[static_cast<size_t>(e)] = {keys[static_cast<size_t>(e)], e};
     std::sort(keyed.begin(), keyed.end());
+    order.resize(static_cast<size_t>(n));
     for (int64_t e = 0; e < n; ++e)
       order[static_cast<size_t>(e)] = keyed[static_cast<size_t>(e)].second;
     return order;
   }
+  order.resize(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
     const int64_t* x = &lc[static_cast<size_t>(a * L)];
     const int64_t* y = &lc[static_cast<size_t>(b * L)];
@@ -104,27 +118,64 @@ SortedEntries sortByLevels(const Coo& coo, const Format& format, Duplicates dupl
           levelCoord(x, coo.coords[static_cast<size_t>(e * rank + x.dim)]);
     }
   }
-  std::vector<int64_t> order = sortOrder(lc, n, levelExtents(coo, format));
+  std::vector<uint64_t> keys;
+  const bool packed = packLevelKeys(lc, n, levelExtents(coo, format), keys);
+  std::vector<int64_t> order = sortOrder(lc, n, L, keys, packed);
+  const auto entryAt = [&](int64_t i) { return order.empty() ? i : order[static_cast<size_t>(i)]; };
+  const auto sameCoords = [&](int64_t a, int64_t b) {
+    if (packed) return keys[static_cast<size_t>(a)] == keys[static_cast<size_t>(b)];
+    const int64_t* x = &lc[static_cast<size_t>(a * L)];
+    return std::equal(x, x + L, &lc[static_cast<size_t>(b * L)]);
+  };
   SortedEntries out;
+  if (order.empty()) {
+    // In order already: the coordinates and values as they are, unless two entries coincide.
+    bool repeated = false;
+    for (int64_t e = 1; e < n && !repeated; ++e) repeated = sameCoords(e - 1, e);
+    if (!repeated) {
+      out.levelCoords = std::move(lc);
+      out.values = coo.values;
+      out.count = n;
+      return out;
+    }
+  }
   out.levelCoords.reserve(lc.size());
   out.values.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    int64_t e = order[static_cast<size_t>(i)];
-    const int64_t* x = &lc[static_cast<size_t>(e * L)];
-    bool same =
-        out.count > 0 && std::equal(x, x + L, out.levelCoords.end() - L, out.levelCoords.end());
-    if (same) {
+    const int64_t e = entryAt(i);
+    if (i > 0 && sameCoords(entryAt(i - 1), e)) {
       SF_USER_CHECK(duplicates == Duplicates::kSum)
           << "duplicate entry at " << describeEntry(coo, e)
           << " (0-based); duplicates are rejected by option";
       out.values.back() += coo.values[static_cast<size_t>(e)];
       continue;
     }
+    const int64_t* x = &lc[static_cast<size_t>(e * L)];
     out.levelCoords.insert(out.levelCoords.end(), x, x + L);
     out.values.push_back(coo.values[static_cast<size_t>(e)]);
     ++out.count;
   }
   return out;
+}
+
+/// The leaves' values: the first entry of each leaf position that has one (a position without
+/// entries stays zero).
+void writeLeafValues(const SortedEntries& entries, const std::vector<int64_t>& seg,
+                     Buffer& values) {
+  const int64_t leaves = static_cast<int64_t>(seg.size()) - 1;
+  const auto fill = [&](auto* v) {
+    using T = std::remove_pointer_t<decltype(v)>;
+    for (int64_t p = 0; p < leaves; ++p) {
+      if (seg[static_cast<size_t>(p)] < seg[static_cast<size_t>(p + 1)])
+        v[p] = static_cast<T>(entries.values[static_cast<size_t>(seg[static_cast<size_t>(p)])]);
+    }
+  };
+  if (values.dtype() == DType::kF32) return fill(values.as<float>());
+  if (values.dtype() == DType::kF64) return fill(values.as<double>());
+  for (int64_t p = 0; p < leaves; ++p) {
+    if (seg[static_cast<size_t>(p)] < seg[static_cast<size_t>(p + 1)])
+      values.setValue(p, entries.values[static_cast<size_t>(seg[static_cast<size_t>(p)])]);
+  }
 }
 
 Tensor buildGeneric(const Coo& coo, const Format& requested, const BuildOptions& options) {
@@ -174,9 +225,7 @@ Tensor buildGeneric(const Coo& coo, const Format& requested, const BuildOptions&
   }
   const int64_t leaves = static_cast<int64_t>(seg.size()) - 1;
   Buffer values = Buffer::zeros(options.dtype, leaves);
-  for (int64_t p = 0; p < leaves; ++p) {
-    if (seg[p] < seg[p + 1]) values.setValue(p, entries.values[static_cast<size_t>(seg[p])]);
-  }
+  writeLeafValues(entries, seg, values);
   Format resolved(requested.rank(), std::move(resolvedLevels), requested.posWidth(),
                   requested.crdWidth());
   return Tensor(coo.shape, options.dtype, resolved, std::move(storage), std::move(values));

@@ -26,6 +26,10 @@ class CompressedLevel final : public LevelImpl {
     int64_t numParents = static_cast<int64_t>(in.parentSeg.size()) - 1;
     out.pos.resize(static_cast<size_t>(numParents + 1));
     out.pos[0] = 0;
+    // At most one child per entry.
+    const auto entries = static_cast<size_t>(in.parentSeg.back() - in.parentSeg.front());
+    out.crd.reserve(entries);
+    out.childSeg.reserve(entries + 1);
     for (int64_t p = 0; p < numParents; ++p) {
       int64_t e = in.parentSeg[p], end = in.parentSeg[p + 1];
       while (e < end) {

@@ -36,7 +36,7 @@ Tensor GeneratedExecutable::makeOutput(const runtime::BoundInputs& bound) const 
 Tensor GeneratedExecutable::run(const Inputs& inputs, const Params& params) const {
   Tensor output = runInAssemblyFormat(inputs, params);
   // An output format the kernel does not assemble itself: converted, exactly (lower.h).
-  if (lowered_.convertOutputTo) return convert(output, *lowered_.convertOutputTo);
+  if (lowered_.convertOutputTo) return convertOwned(std::move(output), *lowered_.convertOutputTo);
   return output;
 }
 

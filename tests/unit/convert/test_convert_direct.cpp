@@ -172,19 +172,23 @@ void checkCsrPaths(const Coo& coo, DType dtype, const std::string& widths, bool 
                                       "ell:" + std::to_string(widest + 2),
                                       "hyb",
                                       "hyb:2",
-                                      "hyb:1"};
+                                      "hyb:1",
+                                      "dcsr",
+                                      "coo"};
 #ifdef SPARSEFLOW_SANITIZED
   // The general path is slow under the sanitizers: large inputs take a sample of the targets.
-  if (!allWidths) targets = {"bsr:4x4", "bsr:32x1", "ell", "hyb"};
+  if (!allWidths) targets = {"bsr:4x4", "bsr:32x1", "ell", "hyb", "dcsr"};
 #endif
   std::vector<std::string> outWidths = {widths};
   if (allWidths) outWidths.push_back(widths.empty() ? "@i64" : "");
   for (const std::string& target : targets) {
     for (const std::string& outWidth : outWidths) {
       Tensor there = checkDirect(csr, target + outWidth, reference);
-      // And back, to csr in both widths.
+      // And back, to csr in both widths (dcsr and coo through coordinates: csr's fast builder).
+      const bool rowLists = target == "dcsr" || target == "coo";
       for (const std::string& backWidth : outWidths) {
-        Tensor back = checkDirect(there, "csr" + backWidth, reference);
+        Tensor back =
+            checkDirect(there, "csr" + backWidth, reference, rowLists ? "(general" : "(direct)");
         if (!target.starts_with("bsr") && backWidth == widths) expectIdentical(back, csr);
       }
     }
@@ -246,16 +250,44 @@ TEST(ConvertDirect, ExplicitZerosAreKeptOrDroppedAsTheGeneralPathDoes) {
     Tensor there = checkDirect(csr, target, reference);
     checkDirect(there, "csr", reference);
   }
+  for (const std::string target : {"dcsr", "coo"}) {
+    Tensor there = checkDirect(csr, target, reference);
+    EXPECT_EQ(there.numStored(), 5) << target;  // both zeros kept, row 1 (empty) skipped by dcsr
+    checkDirect(there, "csr", reference, "(general");
+  }
   Tensor bsr = convert(csr, "bsr:2x2");
   EXPECT_EQ(bsr.level(1).crd.toIndexVector(), (std::vector<int64_t>{0, 2, 4, 0, 1}));
   EXPECT_EQ(convert(bsr, "csr").level(1).crd.toIndexVector(), (std::vector<int64_t>{8, 1, 2}));
+}
+
+TEST(ConvertDirect, AnOwnedSourceLendsItsArrays) {
+  // convertOwned (what a kernel's assembled csr output asked for as dcsr or coo goes through):
+  // the same tensor as convert(), with the columns and values taken over at the same width.
+  const Coo coo = randomCoo({300, 200}, 0.05, freshSeed());
+  for (const std::string widths : {"", "@i64"}) {
+    const Tensor csr = fromCoo(coo, Format::parse("csr" + widths, 2), {DType::kF32});
+    for (const std::string target : {"dcsr", "coo", "dcsr@i64", "coo@c64", "bsr:2x2", "csc"}) {
+      SCOPED_TRACE(widths + " -> " + target);
+      const Format format = Format::parse(target, 2);
+      Tensor source = csr.clone();
+      const void* values = source.values().data();
+      const void* columns = source.level(1).crd.data();
+      const Tensor owned = convertOwned(std::move(source), format);
+      expectIdentical(owned, convert(csr, format));
+      validate(owned);
+      const bool rowLists = target.starts_with("dcsr") || target.starts_with("coo");
+      EXPECT_EQ(owned.values().data() == values, rowLists);
+      const bool sameWidth = (widths == "@i64") == (target.find("64") != std::string::npos);
+      EXPECT_EQ(owned.level(1).crd.data() == columns, rowLists && sameWidth);
+    }
+  }
 }
 
 TEST(ConvertDirect, BrokenCsrGoesThroughCoordinates) {
   // An unsorted row and a repeated column: the general path sorts and sums; the direct paths
   // leave such storage to it, so the result is the same either way.
   const Tensor csr = rawCsr(2, 6, {0, 3, 5}, {4, 1, 4, 5, 0}, {1.0, 2.0, 3.0, 4.0, 5.0});
-  for (const std::string target : {"bsr:2x2", "ell", "hyb:1"}) {
+  for (const std::string target : {"bsr:2x2", "ell", "hyb:1", "dcsr", "coo"}) {
     SCOPED_TRACE(target);
     ConversionReport report;
     Tensor result = convert(csr, target, &report);
@@ -406,7 +438,8 @@ TEST_P(RealMatrix, DirectPathsMatchTheGeneralPath) {
   for (int64_t r = 0; r < rows; ++r) {
     widest = std::max(widest, csr.level(1).pos.index(r + 1) - csr.level(1).pos.index(r));
   }
-  std::vector<std::string> targets = {"bsr:4x4", "bsr:1x4", "bsr:16x16", "bsr:32x1", "hyb", "ell"};
+  std::vector<std::string> targets = {"dcsr",      "coo",      "bsr:4x4", "bsr:1x4",
+                                      "bsr:16x16", "bsr:32x1", "hyb",     "ell"};
   // ELL pads every row to the longest: hyb is the format for the skewed ones.
   if (static_cast<double>(rows) * static_cast<double>(widest) >
       8.0 * static_cast<double>(stored) + 65536) {
@@ -414,11 +447,12 @@ TEST_P(RealMatrix, DirectPathsMatchTheGeneralPath) {
   }
 #ifdef SPARSEFLOW_SANITIZED
   // The general path is slow under the sanitizers: the larger files take a sample of the targets.
-  if (stored > 20000) targets = {"bsr:4x4", "hyb"};
+  if (stored > 20000) targets = {"dcsr", "bsr:4x4", "hyb"};
 #endif
   for (const std::string& target : targets) {
     Tensor there = checkDirect(csr, target, reference);
-    Tensor back = checkDirect(there, "csr", reference);
+    const bool rowLists = target == "dcsr" || target == "coo";
+    Tensor back = checkDirect(there, "csr", reference, rowLists ? "(general" : "(direct)");
     if (!target.starts_with("bsr")) expectIdentical(back, csr);
   }
   checkDirect(fromCoo(coo, Format::parse("csr@i64", 2), {DType::kF32}), "hyb@i64",

@@ -133,6 +133,40 @@ TEST(Build, DuplicatesAreSummedOrRejected) {
   }
 }
 
+/// The generic builder takes entries already in level order without sorting them (and without
+/// copying their coordinates); repeats in such input are still summed, in input order, or refused,
+/// with coordinates packed into one key and with extents too large to pack.
+TEST(Build, EntriesInOrderKeepTheirRepeatsSummedOrRejected) {
+  for (const int64_t extent : {int64_t{5}, int64_t{1} << 40}) {
+    Coo coo;
+    coo.shape = {extent, extent};
+    coo.coords = {0, 1, 0, 1, 1, 0, 2, 2, 2, 4, 2, 4, 2, 4};
+    coo.values = {1.0, 2.0, 3.0, 4.0, 0.5, 0.25, 0.125};
+    for (const char* f : {"dcsr", "coo", "levels[d0:compressed(nu), d1:singleton]"}) {
+      SCOPED_TRACE(std::string(f) + " extent " + std::to_string(extent));
+      const Tensor t = fromCoo(coo, Format::parse(f, 2), {DType::kF64, Duplicates::kSum});
+      validate(t);
+      const Coo back = toCoo(t);
+      EXPECT_EQ(back.coords, (std::vector<int64_t>{0, 1, 1, 0, 2, 2, 2, 4}));
+      EXPECT_EQ(back.values, (std::vector<double>{3.0, 3.0, 4.0, 0.875}));
+      try {
+        fromCoo(coo, Format::parse(f, 2), {DType::kF64, Duplicates::kReject});
+        ADD_FAILURE() << "duplicates accepted";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("duplicate entry at (0, 1)"), std::string::npos)
+            << e.what();
+      }
+      // Without repeats the entries are taken as they are.
+      Coo unique = coo;
+      unique.coords = {0, 1, 1, 0, 2, 2, 2, 4};
+      unique.values = {1.0, -2.0, 3.5, 4.0};
+      const Coo same = toCoo(fromCoo(unique, Format::parse(f, 2), {DType::kF32}));
+      EXPECT_EQ(same.coords, unique.coords);
+      EXPECT_EQ(same.values, unique.values);
+    }
+  }
+}
+
 /// Entries with many rows (the fast path's partitioned sort, several threads) and repeated
 /// coordinates: each stored value must be the sum of its entries taken in input order in double
 /// precision, rounded once, exactly as the small-input path gives it.
