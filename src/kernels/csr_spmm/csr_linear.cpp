@@ -63,9 +63,25 @@ HWY_INLINE void tileOutputs(const CsrSpmmArgsT<T>& w, const CsrSpmmArgsT<T>& epi
       c1 = hn::MulAdd(w0, hn::Load(d, x + lanes), c1);
     }
     T* y = yt + (o - o0) * tile;
-    hn::Store(hn::Add(c0, c2), d, y);
-    hn::Store(hn::Add(c1, c3), d, y + lanes);
-    if (needsEpilogue) epilogueSpan(epilogue, inf, y, o, 0, rows);
+    auto y0 = hn::Add(c0, c2), y1 = hn::Add(c1, c3);
+    if constexpr (std::is_same_v<T, float>) {
+      if (w.bias != nullptr) {
+        const auto b = hn::Set(d, w.bias[o]);
+        y0 = hn::Add(y0, b);
+        y1 = hn::Add(y1, b);
+      }
+    }
+    hn::Store(y0, d, y);
+    hn::Store(y1, d, y + lanes);
+    if constexpr (!std::is_same_v<T, float>) {
+      if (needsEpilogue) epilogueSpan(epilogue, inf, y, o, 0, rows);
+    }
+  }
+  // f32: the activation over the whole block at once (its lanes past the batch too, which are never
+  // stored): one long span instead of a call per output keeps the vector units busy.
+  if constexpr (std::is_same_v<T, float>) {
+    if (w.activation != Activation::kNone)
+      applyEpilogueWith(w.activation, yt, nullptr, (o1 - o0) * tile, inf);
   }
 }
 
