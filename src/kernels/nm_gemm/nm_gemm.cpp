@@ -405,18 +405,31 @@ bool runBroadcastPair(const PackedNMWeights& w1, const NMGemmArgs& a1, const NMG
       // The first layer's epilogue per hidden feature (a row of ht), its padding rows zeroed.
       const hn::ScalableTag<float> d;
       auto notFinite = hn::Zero(d);  // x * 0 is NaN where x is NaN or ±inf
-      for (int64_t f = 0; f < w1.outFeatures; ++f) {
-        float* row = ht.get() + f * width;
-        if (a1.bias != nullptr) {
+      if (a1.bias != nullptr) {
+        for (int64_t f = 0; f < w1.outFeatures; ++f) {
+          float* row = ht.get() + f * width;
           const auto b = hn::Set(d, a1.bias[f]);
           for (int64_t i = 0; i < width; i += kLanes)
             hn::Store(hn::Add(hn::Load(d, row + i), b), d, row + i);
         }
-        applyEpilogue(a1.activation, row, nullptr, width);
-        for (int64_t i = 0; i < width; i += kLanes) {
-          notFinite = hn::MulAdd(hn::Load(d, row + i), hn::Zero(d), notFinite);
-        }
       }
+      // The activation over the whole hidden tile at once: one long span, not a call per feature.
+      applyEpilogue(a1.activation, ht.get(), nullptr, w1.outFeatures * width);
+      // Four chains, so that the check runs at load speed instead of one multiply-add latency
+      // per vector (the tile's width is a multiple of one vector; the hidden features' count is
+      // any).
+      const int64_t hiddenCount = w1.outFeatures * width;
+      auto nf1 = hn::Zero(d), nf2 = hn::Zero(d), nf3 = hn::Zero(d);
+      int64_t i = 0;
+      for (; i + 4 * kLanes <= hiddenCount; i += 4 * kLanes) {
+        notFinite = hn::MulAdd(hn::Load(d, ht.get() + i), hn::Zero(d), notFinite);
+        nf1 = hn::MulAdd(hn::Load(d, ht.get() + i + kLanes), hn::Zero(d), nf1);
+        nf2 = hn::MulAdd(hn::Load(d, ht.get() + i + 2 * kLanes), hn::Zero(d), nf2);
+        nf3 = hn::MulAdd(hn::Load(d, ht.get() + i + 3 * kLanes), hn::Zero(d), nf3);
+      }
+      for (; i < hiddenCount; i += kLanes)
+        notFinite = hn::MulAdd(hn::Load(d, ht.get() + i), hn::Zero(d), notFinite);
+      notFinite = hn::Add(hn::Add(notFinite, nf1), hn::Add(nf2, nf3));
       finite = finite && hn::AllFalse(d, hn::IsNaN(notFinite));
       std::fill(ht.get() + w1.outFeatures * width, ht.get() + hiddenRows * width, 0.0f);
       for (int64_t blk = 0; blk < blocks2; ++blk) {

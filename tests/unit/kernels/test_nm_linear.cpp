@@ -352,6 +352,16 @@ TEST(NMGemm, PairOfLayersMatchesFloat64OnEveryTarget) {
         x[5] = NAN;
         EXPECT_FALSE(kernels::runNMGemmPair(p1, a1, p2, a2, 2));
         x[5] = 0.5f;
+        // Declined: finite inputs whose hidden values overflow, in any vector of a batch tile
+        // (the hidden values' check runs several chains).
+        for (int64_t row : {int64_t{0}, int64_t{lanes} + 1, 2 * int64_t{lanes} + 2,
+                            3 * int64_t{lanes} + 3, batch - 1}) {
+          SCOPED_TRACE("overflow in row " + std::to_string(row));
+          const std::vector<float> saved(x.begin() + row * in, x.begin() + (row + 1) * in);
+          std::fill(x.begin() + row * in, x.begin() + (row + 1) * in, 3e38f);
+          EXPECT_FALSE(kernels::runNMGemmPair(p1, a1, p2, a2, 2));
+          std::copy(saved.begin(), saved.end(), x.begin() + row * in);
+        }
       }
     }
   });
