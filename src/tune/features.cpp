@@ -41,6 +41,15 @@ double log2p1(double v) {
   return std::log2(1.0 + std::max(0.0, v));
 }
 
+/// The block fill loop divides coordinates by a block side with a shift.
+constexpr bool blockSidesArePowersOfTwo() {
+  for (int b : kBlockSides) {
+    if (!std::has_single_bit(static_cast<unsigned>(b))) return false;
+  }
+  return true;
+}
+static_assert(blockSidesArePowersOfTwo());
+
 /// `count` indices spread evenly over [0, n): all of them when n <= count.
 std::vector<int64_t> spread(int64_t n, int64_t count) {
   std::vector<int64_t> out;
@@ -69,6 +78,8 @@ int64_t sampled(int64_t n, int64_t least, int64_t most) {
 template <typename P, typename C>
 Features csrFeatures(int64_t rows, int64_t cols, const P* pos, const C* crd) {
   Features f;
+  f.names.reserve(128);
+  f.values.reserve(128);
   const int64_t nnz = static_cast<int64_t>(pos[rows]);
   f.add("rows_log2", log2p1(static_cast<double>(rows)));
   f.add("cols_log2", log2p1(static_cast<double>(cols)));
@@ -141,6 +152,7 @@ Features csrFeatures(int64_t rows, int64_t cols, const P* pos, const C* crd) {
   // array sized by the columns).
   std::vector<int64_t> blockCols;
   for (int b : kBlockSides) {
+    const int shift = std::countr_zero(static_cast<unsigned>(b));  // b is a power of two
     const int64_t blockRows = (rows + b - 1) / b;
     // Each block side gets a quarter of the entry budget.
     const int64_t count = std::clamp<int64_t>(
@@ -151,9 +163,16 @@ Features csrFeatures(int64_t rows, int64_t cols, const P* pos, const C* crd) {
       blockCols.clear();
       for (int64_t r = br * b; r < std::min(rows, br * b + b); ++r) {
         const P end = std::min<P>(pos[r + 1], pos[r] + 64);  // as above: a row's first 64
-        for (P e = pos[r]; e < end; ++e) blockCols.push_back(static_cast<int64_t>(crd[e]) / b);
+        // A row's coordinates increase: its repeats of a block column are adjacent, dropped here
+        // so that the sort below sees each row's distinct block columns once.
+        int64_t previous = -1;
+        for (P e = pos[r]; e < end; ++e) {
+          const int64_t column = static_cast<int64_t>(crd[e]) >> shift;
+          if (column != previous) blockCols.push_back(column);
+          previous = column;
+          ++entries;
+        }
       }
-      entries += static_cast<double>(blockCols.size());
       std::sort(blockCols.begin(), blockCols.end());
       blocks +=
           static_cast<double>(std::unique(blockCols.begin(), blockCols.end()) - blockCols.begin());
