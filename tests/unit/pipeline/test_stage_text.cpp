@@ -125,6 +125,20 @@ TEST(StageText, CanonicalContractionsReadBack) {
   EXPECT_GE(contractions, 5);
 }
 
+/// Each text is refused by `read` with an error containing its message.
+template <typename Read>
+void expectRefused(const std::vector<std::pair<std::string, std::string>>& cases, Read read) {
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(text);
+    try {
+      read(text);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(StageText, MalformedTextNamesTheLine) {
   const std::string head = "y(i) = sum(j, A(i,j) * x(j))\ntensor A: csr f32\n";
   const std::vector<std::pair<std::string, std::string>> bad = {
@@ -145,15 +159,8 @@ TEST(StageText, MalformedTextNamesTheLine) {
       {"y(i) = sum(j, A(i,j) * x(j)\ntensor A: csr f32\n", "case.txt:1: line 1, column 28"},
       {"tensor A: csr f32\n", "expected the kernel's statement first"},
   };
-  for (const auto& [text, message] : bad) {
-    SCOPED_TRACE(text);
-    try {
-      parseChecked(text, "case.txt", KernelOptions{});
-      ADD_FAILURE() << "accepted";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
-  }
+  expectRefused(bad,
+                [](const std::string& text) { parseChecked(text, "case.txt", KernelOptions{}); });
   const std::vector<std::pair<std::string, std::string>> badCanonical = {
       {"contraction: y(i) = sum(j, A(i,j) * x(j))  [A csr f32, x dense f32]",
        "case.txt:1: the operand list does not give 'y'"},
@@ -164,15 +171,8 @@ TEST(StageText, MalformedTextNamesTheLine) {
       {"contraction: y(i) = exp(A(i,j))  [A csr f32, y dense f32]", "not a contraction"},
       {"y(i) = A(i,j) * x(j)", "expected one line 'contraction: "},
   };
-  for (const auto& [text, message] : badCanonical) {
-    SCOPED_TRACE(text);
-    try {
-      parseCanonical(text, "case.txt", KernelOptions{});
-      ADD_FAILURE() << "accepted";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
-  }
+  expectRefused(badCanonical,
+                [](const std::string& text) { parseCanonical(text, "case.txt", KernelOptions{}); });
 }
 
 }  // namespace
