@@ -50,7 +50,8 @@ Tensor convert(const Tensor& tensor, const Format& format, const ConvertOptions&
 Tensor convert(const Tensor& tensor, const std::string& format, ConversionReport* report = nullptr);
 /// convert() of a tensor the caller gives up: arrays the target stores as the source has them (csr
 /// -> dcsr or coo at the same index width: the columns and the values) are taken over instead of
-/// copied, so the result may share memory the source held.
+/// copied where the source alone holds them (an array it shares with another tensor is copied),
+/// so the result may keep memory the source held, never memory another tensor still holds.
 Tensor convertOwned(Tensor&& tensor, const Format& format);
 
 /// How a converted tensor's values compare with its source's, position by position in float64

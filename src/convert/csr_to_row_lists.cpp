@@ -32,13 +32,17 @@ std::optional<Tensor> csrToRowListsTyped(const Tensor& src, const Format& target
   if (!allocationFits(16 * nnz) || !allocationFits(16 * rows)) return std::nullopt;
   const DType posType = indexDType(target.posWidth()), crdType = indexDType(target.crdWidth());
 
-  // A source the caller gives up lends its arrays (a Buffer copy shares the memory).
-  Buffer values = reuse ? src.values() : Buffer::zeros(src.dtype(), nnz);
-  if (!reuse && nnz > 0)
+  // A source the caller gives up lends the arrays it alone holds (a Buffer copy shares the
+  // memory); an array it shares with another tensor (an output that copied an input's pattern) is
+  // copied, so that the result never aliases memory someone else may write.
+  const bool takeValues = reuse && src.values().soleOwner();
+  Buffer values = takeValues ? src.values() : Buffer::zeros(src.dtype(), nnz);
+  if (!takeValues && nnz > 0)
     std::memcpy(values.data(), src.values().data(), static_cast<size_t>(values.bytes()));
-  const bool sameWidth = sizeof(SrcCrd) == sizeof(DstCrd);
-  Buffer columns = reuse && sameWidth ? src.level(1).crd : Buffer::zeros(crdType, nnz);
-  if (!(reuse && sameWidth) && nnz > 0) {
+  const bool takeColumns =
+      reuse && sizeof(SrcCrd) == sizeof(DstCrd) && src.level(1).crd.soleOwner();
+  Buffer columns = takeColumns ? src.level(1).crd : Buffer::zeros(crdType, nnz);
+  if (!takeColumns && nnz > 0) {
     auto* out = columns.as<DstCrd>();
 #pragma omp parallel for schedule(static) num_threads(threadsFor(nnz))
     for (int64_t q = 0; q < nnz; ++q) out[q] = static_cast<DstCrd>(crd[q]);

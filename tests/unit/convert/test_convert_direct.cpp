@@ -280,6 +280,14 @@ TEST(ConvertDirect, AnOwnedSourceLendsItsArrays) {
       const bool sameWidth = (widths == "@i64") == (target.find("64") != std::string::npos);
       EXPECT_EQ(owned.level(1).crd.data() == columns, rowLists && sameWidth);
     }
+    // Arrays the source shares with another tensor (an output that copied an input's pattern)
+    // are copied, not taken: the result must not alias memory the other tensor may write.
+    const Tensor holder = csr.clone();
+    Tensor sharing = holder;  // the same buffers
+    const Tensor owned = convertOwned(std::move(sharing), Format::parse("dcsr" + widths, 2));
+    expectIdentical(owned, convert(holder, Format::parse("dcsr" + widths, 2)));
+    EXPECT_NE(owned.values().data(), holder.values().data());
+    EXPECT_NE(owned.level(1).crd.data(), holder.level(1).crd.data());
   }
 }
 
