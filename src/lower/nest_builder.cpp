@@ -412,7 +412,7 @@ Stmt NestBuilder::emitLoop(int depth) {
     Stmt walk = ir::forLoop(loopName, ScalarType::kI64, loop.begin, loop.end, result, kind, notes);
     // Absent at an outer co-iterated level: its children are not there to walk.
     const Expr present = present_[driving->first];
-    return present ? ir::ifThen(present, walk) : walk;
+    return present && !isConstant(present, true) ? ir::ifThen(present, walk) : walk;
   }
   return ir::forLoop(loopName, ScalarType::kI64, ir::intImm(0), loopExtent(lv), result, kind,
                      notes);

@@ -30,12 +30,13 @@ Expr NestBuilder::translateProduct(const std::vector<const expr::Expr*>& factors
                            return p ? p : boolConstant(true);
                          }));
   }
+  if (isConstant(where, false)) return ir::floatImm(0.0, compute_);
   return isConstant(where, true) ? product
                                  : ir::select(where, product, ir::floatImm(0.0, compute_));
 }
 
 Expr NestBuilder::entryHere(size_t k) const {
-  if (!ops_[k].zeroFill) return present_[k];
+  if (!ops_[k].zeroFill || (present_[k] && isConstant(present_[k], false))) return present_[k];
   const Expr pos = positions_[k].empty() ? ir::intImm(0) : positions_[k].back();
   SF_ICHECK(pos != nullptr) << "position of " << ops_[k].tensor << " unknown at the innermost loop";
   const ir::ScalarType type = ops_[k].valueType;
@@ -50,11 +51,15 @@ Expr NestBuilder::translate(const expr::Expr& e, bool inProduct) {
   if (const auto* a = std::get_if<expr::Access>(&e.node)) {
     for (size_t k = 0; k < ops_.size(); ++k) {
       if (ops_[k].tensor != a->tensor || ops_[k].indices != a->indices) continue;
+      // Absent here (a lattice branch without it): an implicit zero, its levels not walked.
+      if (present_[k] && isConstant(present_[k], false)) return ir::floatImm(0.0, compute_);
       const Expr pos = positions_[k].empty() ? ir::intImm(0) : positions_[k].back();
       SF_ICHECK(pos != nullptr) << "position of " << a->tensor << " unknown at the innermost loop";
       const Expr loaded =
           ir::cast(ir::load({valuesArray(ops_[k].arrayPrefix), ops_[k].valueType}, pos), compute_);
-      return present_[k] ? ir::select(present_[k], loaded, ir::floatImm(0.0, compute_)) : loaded;
+      return present_[k] && !isConstant(present_[k], true)
+                 ? ir::select(present_[k], loaded, ir::floatImm(0.0, compute_))
+                 : loaded;
     }
     SF_FAIL(kInternal) << "no operand for access to " << a->tensor;
   }
@@ -81,6 +86,7 @@ Expr NestBuilder::translate(const expr::Expr& e, bool inProduct) {
       const Expr p = entryHere(operandOf(a));
       return p ? p : boolConstant(true);
     });
+    if (isConstant(where, false)) return ir::floatImm(0.0, compute_);  // a factor is absent
     return isConstant(where, true) ? out : ir::select(where, out, ir::floatImm(0.0, compute_));
   }
   SF_FAIL(kInternal) << "a reduction left in a pass body";

@@ -164,6 +164,23 @@ std::vector<Case> cases() {
                  {{"A", "csr"}, {"B", "csr"}, {"E", "csr"}},
                  mv,
                  0.4});
+  // Lattice loops for up to three drivers (nested: each branch of the rows' lattice walks only
+  // the rows present), one merged loop for more.
+  out.push_back({"coiter_three_dcsr",
+                 "C(i,j) = A(i,j) + B(i,j) * E(i,j)",
+                 {{"A", "dcsr"}, {"B", "dcsr"}, {"E", "dcsr"}},
+                 mv,
+                 0.3});
+  out.push_back({"coiter_three_assembled",
+                 "C(i,j) = A(i,j) * B(i,j) - E(i,j)",
+                 {{"A", "csr"}, {"B", "csr"}, {"E", "csr"}, {"C", "csr"}},
+                 mv,
+                 0.4});
+  out.push_back({"coiter_four_merged",
+                 "C(i,j) = A(i,j) + B(i,j) + E(i,j) * F(i,j)",
+                 {{"A", "csr"}, {"B", "csr"}, {"E", "csr"}, {"F", "csr"}},
+                 mv,
+                 0.3});
   out.push_back({"coiter_mul_dense_factor",
                  "C(i,j) = A(i,j) * B(i,j) * D(i,j)",
                  {{"A", "dcsr"}, {"B", "csr"}},
