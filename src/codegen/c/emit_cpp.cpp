@@ -351,10 +351,31 @@ const char* kindField(lower::ArrayBinding::Kind kind) {
 
 namespace {
 
+/// Whether `body` has a loop that branches on merged coordinates: a While with an IfThenElse in
+/// it (co-iteration; a hash workspace's probe loop has none).
+class FindsMergeBranches : public Visitor {
+ public:
+  bool found = false;
+  void visitWhile(const While& w) override {
+    ++depth_;
+    Visitor::visitWhile(w);
+    --depth_;
+  }
+  void visitIfThenElse(const IfThenElse& n) override {
+    found = found || depth_ > 0;
+    Visitor::visitIfThenElse(n);
+  }
+
+ private:
+  int depth_ = 0;
+};
+
 /// One entry point: the extents, the arrays of every tensor, then `body`.
 void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, const char* name,
                const Stmt& body) {
-  out << "extern \"C\" int32_t " << name
+  FindsMergeBranches merges;
+  merges.visit(body);
+  out << "extern \"C\" " << (merges.found ? "SF_MERGE_BRANCHES " : "") << "int32_t " << name
       << "(const sf_tensor_arg* sf_tensors, const int64_t* sf_extents,\n"
          "                                  const double* sf_params) {\n";
   out << "  (void)sf_tensors; (void)sf_extents; (void)sf_params;\n";
