@@ -36,6 +36,7 @@ struct TuneCandidate {
   std::map<std::string, std::string> formats;
   std::string schedule;
   bool handTuned = true;
+  bool parallel = true;  ///< false: one thread (`sparseflow run --serial`)
   double predicted = 0;  ///< the model's score (higher: predicted faster); NaN when unranked
   double medianMs = 0;   ///< NaN when it failed
   std::string error;
@@ -46,6 +47,7 @@ struct TuneResult {
   std::map<std::string, std::string> formats;  ///< every bound operand's format
   std::string schedule;                        ///< "" = the default schedule
   bool handTuned = true;
+  bool parallel = true;   ///< false: one thread (KernelOptions::parallel, `--serial`)
   std::string arguments;  ///< `--format A=bsr:4x4 --schedule '...'`, as sparseflow run takes it
   double medianMs = 0;    ///< the chosen configuration's steady-state time per call
   double defaultMs = 0;   ///< the configuration as given

@@ -36,11 +36,13 @@ def tune(text: str, inputs: Mapping, formats: Mapping | None = None, *,
     """Chooses the formats of ``text``'s sparse inputs and its schedule for ``inputs``.
 
     ``sf.tune("C(i,j) = A(i,k) * B(k,j)", {"A": a, "B": b})`` returns the decision: ``formats``,
-    ``schedule``, ``hand_tuned``, ``arguments`` (the ``sparseflow run`` spelling), ``median_ms``
+    ``schedule``, ``hand_tuned``, ``parallel`` (False: one thread, for problems too small to pay
+    for a fork), ``arguments`` (the ``sparseflow run`` spelling), ``median_ms``
     and ``default_ms`` (the chosen and the as-given configuration's time per call), ``space``,
     ``measured``, ``from_database``, ``database``, ``model``, ``machine``, ``inputs`` (the key)
     and ``candidates`` (each timed configuration with its predicted score and time). Pass the
-    decision's ``formats`` and ``schedule`` to ``sf.compile`` to run it.
+    decision's ``formats``, ``schedule``, ``hand_tuned`` and ``parallel`` to ``sf.compile`` to run
+    it (or compile with ``tune=True``, which applies the recorded decision).
 
     A decision already recorded for this kernel, machine and input pattern is returned without
     timing (``retune=True`` searches again). ``formats`` pins operands that are not searched

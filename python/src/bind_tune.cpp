@@ -21,6 +21,7 @@ py::dict resultDict(const TuneResult& r) {
   d["formats"] = r.formats;
   d["schedule"] = r.schedule;
   d["hand_tuned"] = r.handTuned;
+  d["parallel"] = r.parallel;
   d["arguments"] = r.arguments;
   d["median_ms"] = r.medianMs;
   d["default_ms"] = r.defaultMs;
@@ -37,6 +38,7 @@ py::dict resultDict(const TuneResult& r) {
     j["formats"] = c.formats;
     j["schedule"] = c.schedule;
     j["hand_tuned"] = c.handTuned;
+    j["parallel"] = c.parallel;
     if (std::isfinite(c.predicted)) j["predicted"] = c.predicted;
     if (c.error.empty()) {
       j["median_ms"] = c.medianMs;

@@ -47,6 +47,7 @@ void describeConfig(const tune::Config& c, TuneResult& r) {
   r.formats = c.formats;
   r.schedule = c.schedule;
   r.handTuned = c.handTuned;
+  r.parallel = c.parallel;
   r.arguments = c.arguments();
 }
 
@@ -103,7 +104,7 @@ TuneResult tuneKernel(const std::string& text, const std::map<std::string, const
   result.measured = found.measured;
   for (const tune::Candidate& c : found.candidates) {
     result.candidates.push_back({c.config.formats, c.config.schedule, c.config.handTuned,
-                                 c.predicted, c.medianMs, c.error});
+                                 c.config.parallel, c.predicted, c.medianMs, c.error});
   }
   if (useDb) {
     tune::TuningRecord record;
@@ -148,6 +149,7 @@ Kernel compileTuned(const std::string& text, const std::map<std::string, const T
       config.formats = plain.formats;
       config.schedule = plain.schedule.toString();
       config.handTuned = plain.handTuned;
+      config.parallel = plain.parallel;
     }
     describeConfig(config, decision);
   }
@@ -155,6 +157,7 @@ Kernel compileTuned(const std::string& text, const std::map<std::string, const T
   chosen.formats = decision.formats;
   chosen.schedule = decision.schedule;
   chosen.handTuned = decision.handTuned;
+  chosen.parallel = decision.parallel;
   const Kernel kernel = Kernel::compile(text, tune::optionsFor(plain, chosen));
   if (result != nullptr) *result = std::move(decision);
   return kernel;

@@ -80,6 +80,7 @@ nlohmann::json toJson(const TuningRecord& r) {
           {"formats", r.chosen.formats},
           {"schedule", r.chosen.schedule},
           {"hand_tuned", r.chosen.handTuned},
+          {"parallel", r.chosen.parallel},
           {"split", r.chosen.split},
           {"unroll", r.chosen.unroll},
           {"median_ms", r.medianMs},
@@ -97,6 +98,7 @@ TuningRecord fromJson(const nlohmann::json& j) {
   r.chosen.formats = j.at("formats").get<std::map<std::string, std::string>>();
   r.chosen.schedule = j.at("schedule").get<std::string>();
   r.chosen.handTuned = j.at("hand_tuned").get<bool>();
+  r.chosen.parallel = j.value("parallel", true);  // records before the knob ran in parallel
   r.chosen.split = j.value("split", int64_t{0});
   r.chosen.unroll = j.value("unroll", int64_t{0});
   r.medianMs = j.value("median_ms", 0.0);

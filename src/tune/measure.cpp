@@ -23,6 +23,7 @@ KernelOptions optionsFor(const KernelOptions& base, const Config& config) {
   for (const auto& [name, format] : config.formats) options.formats[name] = format;
   options.schedule = Schedule::parse(config.schedule);
   options.handTuned = config.handTuned;
+  options.parallel = config.parallel;
   options.tune = TuneMode::kOff;
   return options;
 }

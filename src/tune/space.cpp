@@ -25,6 +25,7 @@ std::string Config::arguments() const {
     out += (out.empty() ? "" : " ") + ("--format " + name + "=" + format);
   if (!schedule.empty()) out += " --schedule '" + schedule + "'";
   if (!handTuned) out += " --generated-only";
+  if (!parallel) out += " --serial";
   return out;
 }
 
@@ -139,6 +140,7 @@ Space enumerateSpace(const SpaceRequest& request) {
     for (const auto& [name, format] : c.formats) options.formats[name] = format;
     options.schedule = Schedule::parse(c.schedule);
     options.handTuned = c.handTuned;
+    options.parallel = c.parallel;
     options.stopAfter = "schedule";  // legality: lowering and the schedule (the rest always runs)
     try {
       pipeline::compile(request.kernel, options);
@@ -160,9 +162,19 @@ Space enumerateSpace(const SpaceRequest& request) {
     }
     space.configs.push_back(std::move(c));
   };
+  // Each configuration, and (when the user's options allow threads) its one-thread twin: a
+  // schedule's parallel() forks regardless, so only those without one have a twin.
+  const auto tryBoth = [&](Config c) {
+    c.parallel = request.base.parallel;
+    const bool twin = c.parallel && c.schedule.find("parallel(") == std::string::npos;
+    tryConfig(c, false);
+    if (!twin) return;
+    c.parallel = false;
+    tryConfig(std::move(c), false);
+  };
   Config first;
   first.formats = given;
-  tryConfig(first, false);
+  tryBoth(first);
   // Every combination of candidate formats (one tuned operand in practice: SpMM, SpMV, SDDMM).
   std::vector<size_t> pick(names.size(), 0);
   while (true) {
@@ -181,7 +193,7 @@ Space enumerateSpace(const SpaceRequest& request) {
     if (labelled) {
       for (Config c : scheduleVariants(outer, inner)) {
         c.formats = formats;
-        tryConfig(std::move(c), false);
+        tryBoth(std::move(c));
       }
     }
     size_t n = 0;
@@ -253,6 +265,7 @@ Features configFeatures(const Config& config, const std::vector<std::string>& tu
   f.add("split_log2", config.split > 0 ? std::log2(static_cast<double>(config.split)) : 0.0);
   f.add("unroll_log2", config.unroll > 0 ? std::log2(static_cast<double>(config.unroll)) : 0.0);
   f.add("hand_tuned", config.handTuned);
+  f.add("serial", !config.parallel);
   return f;
 }
 

@@ -23,6 +23,9 @@ struct Config {
   bool handTuned = true;                       ///< false: generated code (--generated-only)
   int64_t split = 0;                           ///< the outer loop's split factor (0: none)
   int64_t unroll = 0;                          ///< the inner loop's unroll factor (0: none)
+  /// false: one thread (--serial; KernelOptions::parallel), for problems too small to pay for a
+  /// fork. Only configurations whose schedule does not parallelize have a serial twin.
+  bool parallel = true;
   /// The `sparseflow run` arguments that reproduce it: `--format A=bsr:4x4 --schedule '...'`.
   std::string arguments() const;
 };
@@ -50,7 +53,8 @@ std::vector<std::string> candidateFormats(const Tensor& tensor);
 /// split(outer) by 4-256 with parallel outer part, unroll(inner) by 2-8, and both.
 std::vector<Config> scheduleVariants(const std::string& outer, const std::string& inner);
 
-/// Every legal configuration of the request.
+/// Every legal configuration of the request: formats x schedule variants, each without a
+/// parallel() also on one thread (unless the base options are serial already: then all are).
 Space enumerateSpace(const SpaceRequest& request);
 
 /// The kernel's features: its shape (SpMM, SpMV, SDDMM or other), dtype, and the extents of the
@@ -60,7 +64,8 @@ Features kernelFeatures(const std::string& kernel,
 
 /// A configuration's features for the operands `tuned`: per operand a one-hot of the format family
 /// (csr, csc, dcsr, coo, bsr, ell, hyb, nm), block rows and columns (log2), the hyb width; then
-/// the split and unroll factors (log2) and whether hand-tuned providers may run.
+/// the split and unroll factors (log2), whether hand-tuned providers may run, and whether it
+/// runs on one thread.
 Features configFeatures(const Config& config, const std::vector<std::string>& tuned);
 
 }  // namespace sparseflow::tune

@@ -30,11 +30,12 @@ def test_tune_searches_once_then_reuses_the_recorded_decision(rng, tmp_path):
     assert first["candidates"][0]["formats"] == {"A": "csr"}  # the default, as given
     assert first["median_ms"] <= first["default_ms"]
     assert first["arguments"].startswith("--format A=")
-    for key in ("formats", "schedule", "hand_tuned", "machine", "inputs"):
+    for key in ("formats", "schedule", "hand_tuned", "parallel", "machine", "inputs"):
         assert key in first
     again = sf.tune(SPMM, {"A": a * 2.0, "B": b}, budget=1, database=db)  # other values
     assert again["from_database"] and again["measured"] == 0
     assert again["formats"] == first["formats"] and again["schedule"] == first["schedule"]
+    assert again["parallel"] == first["parallel"]
     assert db.read_text().count("\n") == 1
 
 

@@ -124,6 +124,7 @@ int runCollect(const CollectArgs& args) {
     line["formats"] = c.formats;
     line["schedule"] = c.schedule;
     line["hand_tuned"] = c.handTuned;
+    line["parallel"] = c.parallel;
     line["default"] = order[n] == 0;
     try {
       // Past the default, a configuration whose first call takes 20x the default's (and at
@@ -280,14 +281,16 @@ struct SearchArgs {
 };
 
 nlohmann::json configJson(const std::map<std::string, std::string>& formats,
-                          const std::string& schedule, bool handTuned) {
+                          const std::string& schedule, bool handTuned, bool parallel) {
   tune::Config c;
   c.formats = formats;
   c.schedule = schedule;
   c.handTuned = handTuned;
+  c.parallel = parallel;
   return {{"formats", formats},
           {"schedule", schedule},
           {"hand_tuned", handTuned},
+          {"parallel", parallel},
           {"arguments", c.arguments()}};
 }
 
@@ -306,7 +309,7 @@ int runSearch(const SearchArgs& args) {
   t.database = args.noDatabase ? "-" : args.database;
   for (const auto& [name, tensor] : tunedOperands(in, args.tuned, pinned)) t.tuned.push_back(name);
   const TuneResult r = tuneKernel(args.kernel, in.pointers, options, t);
-  nlohmann::json out = configJson(r.formats, r.schedule, r.handTuned);
+  nlohmann::json out = configJson(r.formats, r.schedule, r.handTuned, r.parallel);
   out["median_ms"] = r.medianMs;
   out["default_ms"] = r.defaultMs;
   out["space"] = r.space;
@@ -318,7 +321,7 @@ int runSearch(const SearchArgs& args) {
   out["inputs"] = r.inputs;
   out["candidates"] = nlohmann::json::array();
   for (const TuneCandidate& c : r.candidates) {
-    nlohmann::json j = configJson(c.formats, c.schedule, c.handTuned);
+    nlohmann::json j = configJson(c.formats, c.schedule, c.handTuned, c.parallel);
     if (std::isfinite(c.predicted)) j["predicted"] = c.predicted;
     if (c.error.empty()) {
       j["median_ms"] = c.medianMs;

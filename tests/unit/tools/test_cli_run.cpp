@@ -438,6 +438,7 @@ TEST_F(CliRun, TuneCollectTrainAndSearchAndTheirArgumentsReproduceIt) {
   if (!result["schedule"].get<std::string>().empty())
     chosen.insert(chosen.end(), {"--schedule", result["schedule"].get<std::string>()});
   if (!result["hand_tuned"].get<bool>()) chosen.push_back("--generated-only");
+  if (!result["parallel"].get<bool>()) chosen.push_back("--serial");
   EXPECT_EQ(run(chosen).status, 0);
   // The decision was recorded: the same problem again (the kernel spelled with other blanks)
   // reuses it without timing, with or without a model; --retune searches again.

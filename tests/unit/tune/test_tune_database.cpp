@@ -161,8 +161,25 @@ TEST(TuningDatabase, FindsTheLastRecordOfAKeyAndSkipsBrokenLines) {
   EXPECT_DOUBLE_EQ(hit->medianMs, 0.5);
   EXPECT_DOUBLE_EQ(hit->defaultMs, 0.75);
   EXPECT_EQ(hit->space, 1122);
+  EXPECT_TRUE(hit->chosen.parallel);
   EXPECT_EQ(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:8x8")->chosen.formats.at("A"),
             "coo");
+  // A one-thread decision reads back as one; a record written before the knob as parallel.
+  TuningRecord serial = recordFor("A:f32:csr:7x7", "csr", "");
+  serial.chosen.parallel = false;
+  db.add(serial);
+  EXPECT_FALSE(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:7x7")->chosen.parallel);
+  {
+    std::ofstream old(db.path(), std::ios::app);
+    old << R"x({"kernel": "C(i,j)=A(i,k)*B(k,j) | tuning A", "machine": ")x" << machineFingerprint()
+        << R"x(", "inputs": "A:f32:csr:6x6", "formats": {"A": "csc"}, "schedule": "", )x"
+        << R"x("hand_tuned": true, "median_ms": 1.0})x"
+        << "\n";
+  }
+  const auto older = db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:6x6");
+  ASSERT_TRUE(older.has_value());
+  EXPECT_EQ(older->chosen.formats.at("A"), "csc");
+  EXPECT_TRUE(older->chosen.parallel);
   EXPECT_FALSE(db.find(kSpmmKey, "another machine", "A:f32:csr:9x9"));
   EXPECT_FALSE(db.find("y(i)=A(i,j)*x(j)", machineFingerprint(), "A:f32:csr:9x9"));
   // "-": no database at all.

@@ -135,6 +135,9 @@ TEST(TuneFeatures, MachineKernelAndConfigurationFeatures) {
   EXPECT_DOUBLE_EQ(cf.at("split_log2"), 6.0);
   EXPECT_DOUBLE_EQ(cf.at("unroll_log2"), 2.0);
   EXPECT_DOUBLE_EQ(cf.at("hand_tuned"), 0.0);
+  EXPECT_DOUBLE_EQ(cf.at("serial"), 0.0);
+  c.parallel = false;
+  EXPECT_DOUBLE_EQ(configFeatures(c, {"A"}).at("serial"), 1.0);
   for (const char* format : {"csr", "csc", "dcsr", "coo", "ell", "hyb:8", "2:4"}) {
     c.formats = {{"A", format}};
     const Features g = configFeatures(c, {"A"});
@@ -178,6 +181,30 @@ TEST(TuneSpace, SpmmHasAThousandLegalConfigurationsThatRunCorrectly) {
   for (const char* f : {"csr", "csc", "dcsr", "coo", "ell", "hyb:8", "bsr:4x4", "bsr:16x1"})
     EXPECT_TRUE(formats.count(f)) << f;
   EXPECT_FALSE(formats.count("2:4"));  // random values are not 2:4
+  // One-thread twins: of every configuration whose schedule does not fork, spelled --serial.
+  size_t serial = 0;
+  const Config* firstSerial = nullptr;
+  for (const Config& c : space.configs) {
+    const bool forks = c.schedule.find("parallel(") != std::string::npos;
+    const std::string args = c.arguments();
+    const bool spelled = args.size() > 9 && args.compare(args.size() - 9, 9, " --serial") == 0;
+    EXPECT_EQ(spelled, !c.parallel) << args;
+    if (c.parallel) {
+      EXPECT_EQ(distinct.count(args + " --serial"), forks ? 0u : 1u) << args;
+    } else {
+      EXPECT_FALSE(forks) << args;
+      ++serial;
+      if (firstSerial == nullptr) firstSerial = &c;
+    }
+  }
+  EXPECT_GE(serial, 100u);
+  ASSERT_NE(firstSerial, nullptr);
+  // Serial options give a space without threads: every configuration runs on one.
+  SpaceRequest serialRequest = request;
+  serialRequest.base.parallel = false;
+  const Space oneThread = enumerateSpace(serialRequest);
+  EXPECT_LT(oneThread.configs.size(), space.configs.size());
+  for (const Config& c : oneThread.configs) EXPECT_FALSE(c.parallel) << c.arguments();
 
   // A sample across the space compiles, runs and matches float64.
   std::vector<double> ad = toDense(a), want(61 * 24, 0.0);
@@ -190,15 +217,12 @@ TEST(TuneSpace, SpmmHasAThousandLegalConfigurationsThatRunCorrectly) {
       }
     }
   }
-  const size_t step = space.configs.size() / 6;
-  for (size_t n = 0; n < space.configs.size(); n += step) {
-    const Config& c = space.configs[n];
-    SCOPED_TRACE(c.arguments());
-    KernelOptions options;
-    for (const auto& [name, format] : c.formats) options.formats[name] = format;
-    options.schedule = Schedule::parse(c.schedule);
-    options.handTuned = c.handTuned;
-    const Kernel k = Kernel::compile(kernel, options);
+  std::vector<const Config*> sample = {firstSerial};
+  for (size_t n = 0; n < space.configs.size(); n += space.configs.size() / 6)
+    sample.push_back(&space.configs[n]);
+  for (const Config* c : sample) {
+    SCOPED_TRACE(c->arguments());
+    const Kernel k = Kernel::compile(kernel, optionsFor(KernelOptions{}, *c));
     const std::vector<double> got = toDense(k.run({{"A", &a}, {"B", &b}}));
     ASSERT_EQ(got.size(), want.size());
     for (size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], want[e], 1e-5) << e;
