@@ -173,9 +173,22 @@ class _Writer:
                 raise NotSupported(f"{node.name}: a cast to {kw['dtype']}")
             return self.value(x)  # the executor's values are float32
         if f in _UNARY:
-            if f is aten.gelu.default and kw.get("approximate", "none") != "none":
-                raise NotSupported(f"{node.name}: gelu(approximate={kw['approximate']!r})")
-            return self.op(_UNARY[f], [self.value(x)])
+            name = _UNARY[f]
+            if f is aten.gelu.default:
+                approximate = kw.get("approximate", args[1] if len(args) > 1 else "none")
+                if approximate not in ("none", "tanh"):
+                    raise NotSupported(f"{node.name}: gelu(approximate={approximate!r})")
+                name = "gelu_tanh" if approximate == "tanh" else "gelu"
+            return self.op(name, [self.value(x)])
+        if f is aten.pow.Tensor_Scalar:  # small integer powers as products (GPT-2's x ** 3)
+            exponent = args[1]
+            if exponent not in (1, 2, 3):
+                raise NotSupported(f"{node.name}: pow with exponent {exponent!r} (1, 2 and 3 run)")
+            base = self.value(x)
+            out = base
+            for _ in range(int(exponent) - 1):
+                out = self.op("mul", [out, base])
+            return out
         if f is aten._softmax.default:
             return self.op("softmax", [self.value(x)], axis=int(args[1]))
         if f is aten.native_layer_norm.default:

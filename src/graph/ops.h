@@ -24,6 +24,7 @@ namespace sparseflow::graph {
   X(kBiasAdd, "bias_add")         \
   X(kRelu, "relu")                \
   X(kGelu, "gelu")                \
+  X(kGeluTanh, "gelu_tanh")       \
   X(kSilu, "silu")                \
   X(kTanh, "tanh")                \
   X(kSoftmax, "softmax")          \

@@ -9,9 +9,10 @@
 namespace sparseflow::graph {
 namespace {
 
-/// Lowest values of gelu (-0.16997 at x = -0.7518) and silu (-0.27846 at x = -1.2785), rounded
-/// down.
+/// Lowest values of gelu (-0.16997 at x = -0.7518), its tanh approximation (-0.17004 at
+/// x = -0.7525) and silu (-0.27846 at x = -1.2785), rounded down.
 constexpr double kGeluMinimum = -0.17;
+constexpr double kGeluTanhMinimum = -0.171;
 constexpr double kSiluMinimum = -0.28;
 
 /// True when `operand` has the result's full shape (its element-wise facts apply as they are).
@@ -133,7 +134,7 @@ Tesa reluForward(const RuleContext& ctx) {
   return t;
 }
 
-/// gelu and silu: above their minimum everywhere, non-negative on non-negative inputs.
+/// gelu (both forms) and silu: above their minimum everywhere, non-negative on non-negative inputs.
 Tesa boundedBelowForward(const RuleContext& ctx, double minimum) {
   const Tesa& x = ctx.operand(0).tesa;
   Tesa t = zeroFacts(x);
@@ -143,6 +144,9 @@ Tesa boundedBelowForward(const RuleContext& ctx, double minimum) {
 
 Tesa geluForward(const RuleContext& ctx) {
   return boundedBelowForward(ctx, kGeluMinimum);
+}
+Tesa geluTanhForward(const RuleContext& ctx) {
+  return boundedBelowForward(ctx, kGeluTanhMinimum);
 }
 Tesa siluForward(const RuleContext& ctx) {
   return boundedBelowForward(ctx, kSiluMinimum);
@@ -165,6 +169,7 @@ void addElementwiseRules(RuleRegistry& registry) {
   registry.add(OpKind::kMaximum, {maximumForward, addBackward});
   registry.add(OpKind::kRelu, {reluForward, deadPassThrough});
   registry.add(OpKind::kGelu, {geluForward, deadPassThrough});
+  registry.add(OpKind::kGeluTanh, {geluTanhForward, deadPassThrough});
   registry.add(OpKind::kSilu, {siluForward, deadPassThrough});
   registry.add(OpKind::kTanh, {tanhForward, deadPassThrough});
 }

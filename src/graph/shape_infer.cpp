@@ -365,6 +365,7 @@ TensorType inferType(OpKind op, const std::vector<InferOperand>& operands, OpAtt
     case OpKind::kConv2d: out = conv2dType(c, n); break;
     case OpKind::kRelu:
     case OpKind::kGelu:
+    case OpKind::kGeluTanh:
     case OpKind::kSilu:
     case OpKind::kTanh: out = unaryType(c, {}); break;
     case OpKind::kSoftmax:

@@ -1,5 +1,7 @@
 """sf.optimize: torch models captured with torch.fx, compacted and specialized, against torch."""
 
+import math
+
 import pytest
 import torch
 from torch import nn
@@ -80,6 +82,46 @@ def test_mlp_is_compacted_specialized_and_equal(seed):
     # Another batch size than the example is refused, naming the input.
     with pytest.raises(sf.InvalidArgument, match='input "x" must be f32\\[17, 64\\]'):
         opt(torch.randn(3, 64))
+
+
+class TanhGeluMlp(nn.Module):
+    """GELU's tanh approximation both ways: nn.GELU(approximate="tanh") and GPT-2's gelu_new
+    written out with torch ops."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(48, 80)
+        self.act = nn.GELU(approximate="tanh")
+        self.fc2 = nn.Linear(80, 24)
+
+    def forward(self, x):
+        h = self.fc2(self.act(self.fc1(x)))
+        return 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * h.pow(3))))
+
+
+@pytest.mark.parametrize("density", [1.0, 0.1])
+def test_tanh_gelu_is_fused_and_matches_torch(seed, density):
+    """Dense weights (the gelu in the dense layer's epilogue) and 90% pruned ones (csr: the two
+    layers as one pair kernel, the activation between them in its epilogue)."""
+    rng = torch.Generator().manual_seed(seed)
+    model = TanhGeluMlp()
+    with torch.no_grad():
+        for fc in (model.fc1, model.fc2):
+            fc.weight.mul_(torch.rand(fc.weight.shape, generator=rng) < density)
+    x = torch.randn(13, 48, generator=rng) * 2
+    opt, report = sf.optimize(model, x, measure=False)
+    assert report.steps[0].what.startswith("linear") and "gelu_tanh" in report.steps[0].what
+    formats = {s.weight: s.format for s in report.steps if s.weight}
+    assert formats["fc1.weight"] == ("dense" if density == 1.0 else "csr")
+    with torch.no_grad():
+        want = model(x)
+    got = opt(x)
+    # Tight: the erf form in its place is off by ~2e-5 after fc2 (caught), f32 rounding by ~1e-7.
+    assert _close(got, want, tol=4e-6), float((got - want).abs().max())
+    # Not the erf form: the two differ by up to ~1e-3 here, far above the tolerance.
+    with torch.no_grad():
+        erf = F.gelu(model.fc1(x))
+        assert float((erf - model.act(model.fc1(x))).abs().max()) > 1e-4
 
 
 def test_two_four_weight_runs_as_two_four(seed):

@@ -22,6 +22,7 @@ const char* fusableActivation(OpKind op) {
   switch (op) {
     case OpKind::kRelu: return "relu";
     case OpKind::kGelu: return "gelu";
+    case OpKind::kGeluTanh: return "gelu_tanh";
     case OpKind::kSilu: return "silu";
     default: return nullptr;
   }
@@ -173,10 +174,12 @@ ExecStep kernelStep(const Model& m, const LinearChain& c, const std::string& for
   const Graph& g = m.graph;
   ExecStep step;
   step.isKernel = true;
-  step.activation = !c.activation                         ? Activation::kNone
-                    : std::string(c.activation) == "relu" ? Activation::kRelu
-                    : std::string(c.activation) == "gelu" ? Activation::kGeluErf
-                                                          : Activation::kSilu;
+  const std::string activation = c.activation ? c.activation : "";
+  step.activation = activation.empty()          ? Activation::kNone
+                    : activation == "relu"      ? Activation::kRelu
+                    : activation == "gelu"      ? Activation::kGeluErf
+                    : activation == "gelu_tanh" ? Activation::kGeluTanh
+                                                : Activation::kSilu;
   step.result = c.nodes.back();
   step.x = c.x;
   step.clipLow = c.clipLow;

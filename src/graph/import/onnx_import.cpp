@@ -128,6 +128,7 @@ ValueId emitFusion(ImportContext& ctx, const Fusion& f, const std::string& where
   const ValueId x = ctx.value(f.x, where);
   switch (f.kind) {
     case FusedKind::kGelu: return ctx.op(OpKind::kGelu, {x}, where);
+    case FusedKind::kGeluTanh: return ctx.op(OpKind::kGeluTanh, {x}, where);
     case FusedKind::kSilu: return ctx.op(OpKind::kSilu, {x}, where);
     case FusedKind::kLayerNorm: {
       const int64_t rank = ctx.type(x).rank();

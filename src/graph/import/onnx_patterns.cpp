@@ -1,4 +1,5 @@
-// Finding the decomposed layer norm, GELU and SiLU of exported models (see onnx_patterns.h).
+// Finding the decomposed layer norm, GELU (erf and tanh forms) and SiLU of exported models (see
+// onnx_patterns.h).
 #include "graph/import/onnx_patterns.h"
 
 #include <onnx/onnx_pb.h>
@@ -29,6 +30,7 @@ class PatternFinder {
       const std::string& op = g_.node(i).op_type();
       if (op == "ReduceMean") layerNorm(i);
       if (op == "Erf") gelu(i);
+      if (op == "Tanh") geluTanh(i);
       if (op == "Sigmoid") silu(i);
     }
     return std::move(found_);
@@ -149,24 +151,96 @@ class PatternFinder {
     }
     const int plus = soleReader(out(erf));
     if (!is(plus, "Add", 2) || !near(other(plus, out(erf)), 1.0)) return;
-    const int mul = soleReader(out(plus));
-    if (!is(mul, "Mul", 2)) return;
-    const std::string partner = other(mul, out(plus));
     std::vector<int> nodes = {scale, erf, plus};
-    int last = -1;
-    if (partner == x) {  // x * (1 + erf) * 0.5
-      const int half = soleReader(out(mul));
-      if (!is(half, "Mul", 2) || !near(other(half, out(mul)), 0.5)) return;
-      nodes.push_back(mul);
-      last = half;
-    } else {  // (x * 0.5) * (1 + erf)
-      const int half = producer(partner);
-      if (!is(half, "Mul", 2) || soleReader(partner) != mul || !near(other(half, x), 0.5)) return;
-      nodes.push_back(half);
-      last = mul;
-    }
+    const int last = halfTimesX(plus, x, nodes);
+    if (last < 0) return;
     Fusion f;
     f.kind = FusedKind::kGelu;
+    f.x = x;
+    take(last, f, nodes);
+  }
+
+  /// After the Add of 1 (node `plus`) to GELU's erf or tanh term of x: the product with x and 0.5,
+  /// as x * (1 + t) * 0.5, 0.5 * (x * (1 + t)) or (x * 0.5) * (1 + t). Appends the nodes it takes
+  /// and returns the last one (-1 when the pattern does not hold).
+  int halfTimesX(int plus, const std::string& x, std::vector<int>& nodes) const {
+    const int mul = soleReader(out(plus));
+    if (!is(mul, "Mul", 2)) return -1;
+    const std::string partner = other(mul, out(plus));
+    if (partner == x) {  // x * (1 + t), then * 0.5
+      const int half = soleReader(out(mul));
+      if (!is(half, "Mul", 2) || !near(other(half, out(mul)), 0.5)) return -1;
+      nodes.push_back(mul);
+      return half;
+    }
+    const int half = producer(partner);  // (x * 0.5) * (1 + t)
+    if (!is(half, "Mul", 2) || soleReader(partner) != mul || !near(other(half, x), 0.5)) return -1;
+    nodes.push_back(half);
+    return mul;
+  }
+
+  /// x * x * x as Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x), read only by `reader`;
+  /// appends its nodes. "" when `value` is not such a cube, else the x.
+  std::string cubeOf(const std::string& value, int reader, std::vector<int>& nodes) const {
+    const int c = producer(value);
+    if (c < 0 || soleReader(value) != reader) return "";
+    if (is(c, "Pow", 2) && near(node(c).input(1), 3.0)) {
+      nodes.push_back(c);
+      return node(c).input(0);
+    }
+    if (!is(c, "Mul", 2)) return "";
+    for (int side = 0; side < 2; ++side) {
+      const std::string& square = node(c).input(side);
+      const std::string& x = node(c).input(1 - side);
+      const int s = producer(square);
+      if (is(s, "Mul", 2) && soleReader(square) == c && node(s).input(0) == x &&
+          node(s).input(1) == x) {
+        nodes.push_back(s);
+        nodes.push_back(c);
+        return x;
+      }
+    }
+    return "";
+  }
+
+  /// GELU's tanh form: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), the constants'
+  /// products in either operand order.
+  void geluTanh(int tanh) {
+    if (!is(tanh, "Tanh", 1)) return;
+    std::vector<int> nodes;
+    const std::string& inner = node(tanh).input(0);
+    const int beta = producer(inner);
+    if (!is(beta, "Mul", 2) || soleReader(inner) != tanh) return;
+    constexpr double kBeta = 0.79788456080286535588;  // sqrt(2 / pi)
+    std::string sum;
+    if (near(node(beta).input(0), kBeta)) sum = node(beta).input(1);
+    if (near(node(beta).input(1), kBeta)) sum = node(beta).input(0);
+    const int add = producer(sum);
+    if (sum.empty() || !is(add, "Add", 2) || soleReader(sum) != beta) return;
+    std::string x;
+    for (int side = 0; side < 2 && x.empty(); ++side) {
+      const std::string& scaled = node(add).input(side);
+      const int kappa = producer(scaled);
+      if (!is(kappa, "Mul", 2) || soleReader(scaled) != add) continue;
+      for (int k = 0; k < 2 && x.empty(); ++k) {
+        if (!near(node(kappa).input(k), 0.044715)) continue;
+        std::vector<int> cube;
+        const std::string base = cubeOf(node(kappa).input(1 - k), kappa, cube);
+        if (base.empty() || base != node(add).input(1 - side)) continue;
+        x = base;
+        nodes = cube;
+        nodes.push_back(kappa);
+      }
+    }
+    if (x.empty()) return;
+    nodes.insert(nodes.end(), {add, beta, tanh});
+    const int plus = soleReader(out(tanh));
+    if (!is(plus, "Add", 2) || !near(other(plus, out(tanh)), 1.0)) return;
+    nodes.push_back(plus);
+    const int last = halfTimesX(plus, x, nodes);
+    if (last < 0) return;
+    Fusion f;
+    f.kind = FusedKind::kGeluTanh;
     f.x = x;
     take(last, f, nodes);
   }

@@ -1,7 +1,9 @@
 // Operators that exporters write out as several ONNX nodes, found again before translation:
 // layer normalization (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, then Mul and Add by the
-// scale and shift), GELU in its erf form (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5) and
-// SiLU (x * Sigmoid(x)). A pattern is taken only where its inner values have no other reader.
+// scale and shift), GELU in its erf form (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5) and in
+// its tanh form (x cubed, times 0.044715, plus x, times sqrt(2/pi), Tanh, Add 1, Mul by x and by
+// 0.5: torch's export of gelu(approximate="tanh"), GPT-2's gelu_new) and SiLU (x * Sigmoid(x)). A
+// pattern is taken only where its inner values have no other reader.
 #pragma once
 
 #include <functional>
@@ -17,7 +19,7 @@ class GraphProto;
 
 namespace sparseflow::graph::onnx_import {
 
-enum class FusedKind { kLayerNorm, kGelu, kSilu };
+enum class FusedKind { kLayerNorm, kGelu, kGeluTanh, kSilu };
 
 struct Fusion {
   FusedKind kind = FusedKind::kGelu;

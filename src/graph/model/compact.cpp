@@ -99,6 +99,7 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
       break;
     case OpKind::kRelu:
     case OpKind::kGelu:
+    case OpKind::kGeluTanh:
     case OpKind::kSilu:
     case OpKind::kTanh:
       for (int64_t d = 0; d < rank; ++d) dims.link(v, d, in(0), d);

@@ -325,6 +325,7 @@ DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
       });
     case OpKind::kRelu: return unary(x, [](T v) { return ew::Relu<T>(v); });
     case OpKind::kGelu: return unary(x, [](T v) { return ew::Gelu<T>(v); });
+    case OpKind::kGeluTanh: return unary(x, [](T v) { return ew::GeluTanh<T>(v); });
     case OpKind::kSilu: return unary(x, [](T v) { return ew::Silu<T>(v); });
     case OpKind::kTanh: return unary(x, [](T v) { return std::tanh(v); });
     case OpKind::kSoftmax: return softmax(x, intAttr(node, "axis"));
@@ -408,6 +409,7 @@ bool evaluateInPlace(const Node& node, DenseValue<T>& target,
     case OpKind::kMaximum: return binaryInPlace(nanMax);
     case OpKind::kRelu: return unaryInPlace([](T v) { return ew::Relu<T>(v); });
     case OpKind::kGelu: return unaryInPlace([](T v) { return ew::Gelu<T>(v); });
+    case OpKind::kGeluTanh: return unaryInPlace([](T v) { return ew::GeluTanh<T>(v); });
     case OpKind::kSilu: return unaryInPlace([](T v) { return ew::Silu<T>(v); });
     case OpKind::kTanh: return unaryInPlace([](T v) { return std::tanh(v); });
     default: return false;

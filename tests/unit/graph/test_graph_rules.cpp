@@ -125,13 +125,22 @@ TEST(GraphRules, SmoothActivationsKeepZerosAndBound) {
 %4 = input "p" : f32[4, 6] {ge=0.5}
 %5 = gelu(%4)
 %6 = tanh(%4)
-output %1, %2, %3, %5, %6
+%7 = gelu_tanh(%0)
+%8 = gelu_tanh(%4)
+output %1, %2, %3, %5, %6, %7, %8
 )");
   EXPECT_EQ(tesaOf(g, 1), "{zero@1=[3], ge=-0.17}");
   EXPECT_EQ(tesaOf(g, 2), "{zero@1=[3], ge=-0.28}");
   EXPECT_EQ(tesaOf(g, 3), "{zero@1=[3], ge=-1}");
   EXPECT_EQ(tesaOf(g, 5), "{ge=0}");
   EXPECT_EQ(g.node(6).tesa.lowerBound, std::tanh(0.5));
+  // The tanh form dips lower (-0.170041 at -0.7525) than the erf form's -0.16997.
+  EXPECT_EQ(tesaOf(g, 7), "{zero@1=[3], ge=-0.171}");
+  EXPECT_EQ(tesaOf(g, 8), "{ge=0}");
+  double lowest = 0;
+  for (double x = -3; x < 0; x += 1e-4)
+    lowest = std::min(lowest, 0.5 * x * (1 + std::tanh(0.7978845608 * (x + 0.044715 * x * x * x))));
+  EXPECT_GE(lowest, *g.node(7).tesa.lowerBound);
 }
 
 TEST(GraphRules, AddKeepsCommonZerosAndPassesDeadSlices) {

@@ -316,6 +316,95 @@ TEST(OnnxImport, DecomposedLayerNormGeluSiluAreFoundAgain) {
   expectNear(run(m, {{"x", {{rows, width}, std::vector<float>(x.begin(), x.end())}}}), want, 2e-5);
 }
 
+// GELU's tanh form as torch exports gelu(approximate="tanh") (x * x * x, kappa * cube, beta * sum,
+// then x * (1 + t) * 0.5) and as GPT-2's gelu_new writes it (Pow(x, 3), products with the
+// constants on the right, (x * 0.5) * (1 + t)): both come out as gelu_tanh, the first fused into
+// the linear layer before it, and match float64.
+TEST(OnnxImport, TanhGeluInBothSpellingsIsFoundAgain) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t rows = 7, in = 12, width = 9;
+  const auto w = randomValues(in * width, rng), bias = randomValues(width, rng);
+  const double kBeta = std::sqrt(2.0 / M_PI), kKappa = 0.044715;
+  OnnxBuilder b;
+  b.input("x", {rows, in});
+  b.floats("fc.weight_t", {in, width}, w);
+  b.floats("fc.bias", {width}, bias);
+  b.node("MatMul", {"x", "fc.weight_t"}, "h0");
+  b.node("Add", {"h0", "fc.bias"}, "h");
+  b.scalar("kappa", kKappa);
+  b.scalar("beta", kBeta);
+  b.scalar("one", 1.0);
+  b.scalar("half", 0.5);
+  b.scalar("three", 3.0);
+  // torch's export
+  b.node("Mul", {"h", "h"}, "a0");
+  b.node("Mul", {"h", "a0"}, "a1");
+  b.node("Mul", {"kappa", "a1"}, "a2");
+  b.node("Add", {"h", "a2"}, "a3");
+  b.node("Mul", {"beta", "a3"}, "a4");
+  b.node("Tanh", {"a4"}, "a5");
+  b.node("Add", {"one", "a5"}, "a6");
+  b.node("Mul", {"h", "a6"}, "a7");
+  b.node("Mul", {"half", "a7"}, "g");
+  // GPT-2's gelu_new
+  b.node("Pow", {"g", "three"}, "b0");
+  b.node("Mul", {"b0", "kappa"}, "b1");
+  b.node("Add", {"g", "b1"}, "b2");
+  b.node("Mul", {"b2", "beta"}, "b3");
+  b.node("Tanh", {"b3"}, "b4");
+  b.node("Add", {"b4", "one"}, "b5");
+  b.node("Mul", {"g", "half"}, "b6");
+  b.node("Mul", {"b6", "b5"}, "y");
+  b.output("y");
+  const Model m = b.import();
+  const std::string text = print(m.graph);
+  size_t found = 0;
+  for (size_t at = text.find("gelu_tanh("); at != std::string::npos;
+       at = text.find("gelu_tanh(", at + 1)) {
+    ++found;
+  }
+  EXPECT_EQ(found, 2u) << text;
+  for (const char* op : {" tanh(", " mul(", " add("}) {
+    EXPECT_EQ(text.find(op), std::string::npos) << op << "\n" << text;
+  }
+  const auto x = randomValues(rows * in, rng);
+  const auto gelu = [&](double v) {
+    return 0.5 * v * (1 + std::tanh(kBeta * (v + kKappa * v * v * v)));
+  };
+  std::vector<double> want;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = 0; o < width; ++o) {
+      double h = bias[static_cast<size_t>(o)];
+      for (int64_t k = 0; k < in; ++k)
+        h += x[static_cast<size_t>(r * in + k)] * w[static_cast<size_t>(k * width + o)];
+      want.push_back(gelu(gelu(h)));
+    }
+  }
+  expectNear(run(m, {{"x", {{rows, in}, std::vector<float>(x.begin(), x.end())}}}), want, 2e-5);
+  // The same ops with a wrong constant are not GELU: translated one by one, Tanh included.
+  OnnxBuilder off;
+  off.input("x", {rows, width});
+  off.scalar("kappa", 0.05);
+  off.scalar("beta", kBeta);
+  off.scalar("one", 1.0);
+  off.scalar("half", 0.5);
+  off.node("Mul", {"x", "x"}, "a0");
+  off.node("Mul", {"x", "a0"}, "a1");
+  off.node("Mul", {"kappa", "a1"}, "a2");
+  off.node("Add", {"x", "a2"}, "a3");
+  off.node("Mul", {"beta", "a3"}, "a4");
+  off.node("Tanh", {"a4"}, "a5");
+  off.node("Add", {"one", "a5"}, "a6");
+  off.node("Mul", {"x", "a6"}, "a7");
+  off.node("Mul", {"half", "a7"}, "y");
+  off.output("y");
+  const std::string plain = print(off.import().graph);
+  EXPECT_EQ(plain.find("gelu_tanh("), std::string::npos) << plain;
+  EXPECT_NE(plain.find(" tanh("), std::string::npos) << plain;
+}
+
 // A pattern whose inner value has another reader is not taken: the model is then translated
 // operator by operator and stops at the first one the graph IR cannot run (Sqrt of a run-time
 // value), naming the node.
