@@ -9,11 +9,13 @@
 #   data/tune/holdout.txt         its report on the held-out problems
 #
 #   scripts/tune_corpus.sh [BUILD_DIR] [--sample N] [--heldout-sample M] [--kernels "spmm spmv sddmm"]
-#                          [--train-only]
+#                          [--train-only] [--resume]
 #
 # Training problems time the default and a seeded sample of N configurations (default 200); the
 # held-out ones M (default 0: every configuration, so that the report compares the search's
-# choice with the exhaustive best).
+# choice with the exhaustive best). --resume keeps the problems whose measurements are already in
+# data/tune/corpus (a run that stopped part way goes on where it stopped; the seeds stay those of
+# a full run).
 #
 # Kernels: SpMM C(i,j) = A(i,k) * B(k,j) with 64 columns of B, SpMV y(i) = A(i,j) * x(j), and
 # SDDMM C(i,j) = A(i,j) * sum(k, X(i,k) * Y(j,k)) with 32 columns of X and Y. Trained on DLMC transformer layers
@@ -31,12 +33,14 @@ sample=200
 heldout_sample=0
 kernels="spmm spmv sddmm"
 train_only=0
+resume=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --sample) sample="$2"; shift 2 ;;
     --heldout-sample) heldout_sample="$2"; shift 2 ;;
     --kernels) kernels="$2"; shift 2 ;;
     --train-only) train_only=1; shift ;;
+    --resume) resume=1; shift ;;
     *) build="$1"; shift ;;
   esac
 done
@@ -105,6 +109,11 @@ from tune_structures import shape; print(*shape('$a'))")
       esac
       n=$sample
       [[ " ${heldout[*]} " == *" $a "* ]] && n=$heldout_sample
+      if [[ $resume == 1 && -s "$out/corpus/${kernel_name}_$name.jsonl" ]]; then
+        echo "== $kernel_name $label: measured already (--resume)" >&2
+        seed=$((seed + 1))
+        continue
+      fi
       echo "== $kernel_name $label (seed $seed, sample $n)" >&2
       "$sf" tune collect "$kernel" --in "A=$a" "${dense[@]}" --tune A \
         --sample "$n" --seed "$seed" -o "$out/corpus/${kernel_name}_$name.jsonl"
