@@ -24,7 +24,9 @@ struct Measurement {
 
 struct MeasureOptions {
   int minRuns = 3;
-  int maxRuns = 15;
+  /// Calls until targetMs, up to this many: a 10-40 us kernel needs hundreds before its median
+  /// settles (with 15, a fresh process read such problems 10-50% slower than a warm one).
+  int maxRuns = 1000;
   double targetMs = 20;  ///< stop after minRuns once the calls took this long in total
   /// A first call (after compiling) longer than this is the measurement (capped); 0: no cap.
   double capMs = 0;
