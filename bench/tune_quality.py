@@ -8,17 +8,21 @@ the shipped model ranks, the default and the top min(budget, 5%) are timed, the 
 wall time is the tuning cost), and times the peers on the same matrix and shape in this process:
 scipy.sparse (csr @ dense or vector, f32, one thread; SDDMM as numpy row gathers and dot
 products) and torch.sparse (csr @ dense, sampled_addmm for SDDMM where this torch has it, the
-machine's threads) when torch imports. The tuned and default times are the search's own (one run); the
+machine's threads) when torch imports, and Eigen 3.4 and SuiteSparse:GraphBLAS through
+bench_compiler (the same matrix and widths, its own random operands, 2 threads; its SDDMM writes
+the output in A's pattern, the corpus's a dense one) when it is built. The tuned and default times are the search's own (one run); the
 exhaustive best is the corpus run's. Prints one Markdown row per problem and the summary.
 
     .venv/bin/python bench/tune_quality.py [--corpus data/tune/corpus] [--budget 16]
         [--holdout dlmc/rn50 --holdout suitesparse/LAGraph] [--sparseflow build/bin/sparseflow]
+        [--bench-compiler build/bin/bench_compiler]
 """
 import argparse
 import glob
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -69,6 +73,32 @@ def dense_operands(kernel, a, rng):
             "Y": rng.standard_normal((a.shape[1], 32)).astype(np.float32)}
 
 
+# bench_compiler's kernel names for the corpus's shapes, and the peers it runs in C++.
+BENCH_KERNELS = {"SpMM": "spmm64", "SpMV": "spmv", "SDDMM": "sddmm32"}
+CPP_PEERS = {"Eigen": r"Eigen [\d.]+ \([^)]*\) ([\d.]+) (us|ms)",
+             "GraphBLAS": r"SuiteSparse:GraphBLAS [\d.]+ \([^)]*\) ([\d.]+) (us|ms)"}
+
+
+def cpp_peers(bench_compiler, kernel, a_path, work):
+    """{"Eigen": ms, "GraphBLAS": ms} from one bench_compiler run on the matrix (its rows file:
+    case, threads, ours, best peer, ..., and the peers' times in the note), or {} without it."""
+    if not bench_compiler or not os.path.exists(bench_compiler):
+        return {}
+    rows = os.path.join(work, "bench_rows.tsv")
+    if os.path.exists(rows):
+        os.remove(rows)  # bench_compiler appends to it
+    subprocess.run([bench_compiler, f"--matrices={a_path}", f"--kernels={BENCH_KERNELS[kernel]}",
+                    "--reps=5", "--python=", f"--rows={rows}"], check=True, capture_output=True)
+    with open(rows) as f:
+        note = next(line for line in f if "/geomean" not in line)
+    out = {}
+    for name, pattern in CPP_PEERS.items():
+        m = re.search(pattern, note)
+        if m:
+            out[name] = float(m.group(1)) * (1e-3 if m.group(2) == "us" else 1.0)
+    return out
+
+
 def peer_calls(kernel, a, dense, torch):
     """{peer: call} on the same operands: scipy/numpy on one thread, torch.sparse on all."""
     if kernel == "SpMM":
@@ -106,6 +136,8 @@ def main():
     parser.add_argument("--holdout", action="append", default=None)
     parser.add_argument("--sparseflow", default="build/bin/sparseflow")
     parser.add_argument("--budget", type=int, default=16)
+    parser.add_argument("--bench-compiler", default="build/bin/bench_compiler",
+                        help="for Eigen and GraphBLAS ('' to leave them out)")
     args = parser.parse_args()
     holdout = args.holdout or ["dlmc/rn50", "suitesparse/LAGraph"]
     try:
@@ -142,6 +174,7 @@ def main():
                 tuned = json.load(f)
             peers = {name: median_ms(call) for name, call in
                      peer_calls(kernel, a, dense, torch).items()}
+            peers.update(cpp_peers(args.bench_compiler, kernel, a_path, work))
             rows.append({"kernel": kernel, "name": a_path.replace("data/", ""), "shape": a.shape,
                          "nnz": a.nnz, "default": tuned["default_ms"],
                          "tuned": tuned["median_ms"], "best": best,
@@ -149,27 +182,34 @@ def main():
                          "space": tuned["space"], "tuning_s": tuning_s,
                          "scipy": peers.get("scipy", float("nan")),
                          "torch": peers.get("torch", float("nan")),
+                         "eigen": peers.get("Eigen", float("nan")),
+                         "graphblas": peers.get("GraphBLAS", float("nan")),
+                         "peer_name": min(peers, key=peers.get),
                          "peer": min(peers.values())})
     print("| kernel | held-out matrix | shape | nnz | chosen | default (ms) | tuned (ms) | "
           "exhaustive best (ms) | tuned/best | timed | tuning (s) | scipy (ms) | torch (ms) | "
-          "best peer / tuned |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "Eigen (ms) | GraphBLAS (ms) | best peer / tuned |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['kernel']} | {r['name']} | {r['shape'][0]}x{r['shape'][1]} | {r['nnz']} | "
               f"`{r['chosen']}` | {r['default']:.4g} | {r['tuned']:.4g} | {r['best']:.4g} | "
               f"{r['tuned'] / r['best']:.3f} | {r['measured']} of {r['space']} | "
               f"{r['tuning_s']:.1f} | {r['scipy']:.4g} | {r['torch']:.4g} | "
-              f"{r['peer'] / r['tuned']:.2f} |")
+              f"{r['eigen']:.4g} | {r['graphblas']:.4g} | "
+              f"{r['peer'] / r['tuned']:.2f} ({r['peer_name']}) |")
     geo = lambda values: math.exp(statistics.mean(math.log(v) for v in values))
     for kernel in KERNELS.values():
         mine = [r for r in rows if r["kernel"] == kernel]
         if not mine:
             continue
         regret = sorted(r["tuned"] / r["best"] for r in mine)
+        slower = [r for r in mine if r["peer"] < r["tuned"]]
+        faster_peers = ", ".join(f"{r['name'].split('/')[-1]} {r['peer_name']}" for r in slower)
         print(f"\n{kernel}, {len(mine)} held-out problems: tuned/exhaustive best median "
               f"{statistics.median(regret):.3f}, max {regret[-1]:.3f}; geomean speed-up over the "
               f"default {geo([r['default'] / r['tuned'] for r in mine]):.2f}x, over the best peer "
-              f"{geo([r['peer'] / r['tuned'] for r in mine]):.2f}x; timed "
+              f"{geo([r['peer'] / r['tuned'] for r in mine]):.2f}x (a peer faster on "
+              f"{len(slower)}: {faster_peers or 'none'}); timed "
               f"{max(r['measured'] / r['space'] for r in mine):.1%} of the space at most")
 
 
