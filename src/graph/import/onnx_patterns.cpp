@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "graph/import/onnx_node.h"
@@ -149,13 +150,19 @@ class PatternFinder {
     } else {
       return;
     }
-    const int plus = soleReader(out(erf));
-    if (!is(plus, "Add", 2) || !near(other(plus, out(erf)), 1.0)) return;
-    std::vector<int> nodes = {scale, erf, plus};
+    takeGelu(FusedKind::kGelu, erf, x, {scale, erf});
+  }
+
+  /// GELU's last steps after its erf or tanh node `term`: Add 1, then the product with x and 0.5
+  /// (halfTimesX); takes `nodes` with them as one `kind` of x when they hold.
+  void takeGelu(FusedKind kind, int term, const std::string& x, std::vector<int> nodes) {
+    const int plus = soleReader(out(term));
+    if (!is(plus, "Add", 2) || !near(other(plus, out(term)), 1.0)) return;
+    nodes.push_back(plus);
     const int last = halfTimesX(plus, x, nodes);
     if (last < 0) return;
     Fusion f;
-    f.kind = FusedKind::kGelu;
+    f.kind = kind;
     f.x = x;
     take(last, f, nodes);
   }
@@ -234,15 +241,7 @@ class PatternFinder {
     }
     if (x.empty()) return;
     nodes.insert(nodes.end(), {add, beta, tanh});
-    const int plus = soleReader(out(tanh));
-    if (!is(plus, "Add", 2) || !near(other(plus, out(tanh)), 1.0)) return;
-    nodes.push_back(plus);
-    const int last = halfTimesX(plus, x, nodes);
-    if (last < 0) return;
-    Fusion f;
-    f.kind = FusedKind::kGeluTanh;
-    f.x = x;
-    take(last, f, nodes);
+    takeGelu(FusedKind::kGeluTanh, tanh, x, std::move(nodes));
   }
 
   void silu(int sigmoid) {
