@@ -18,6 +18,7 @@
 #include "graph/model/evaluate.h"
 #include "graph/printer.h"
 #include "sparseflow/error.h"
+#include "support/elementwise_functions.h"
 
 namespace sparseflow::graph {
 namespace {
@@ -316,6 +317,23 @@ TEST(OnnxImport, DecomposedLayerNormGeluSiluAreFoundAgain) {
   expectNear(run(m, {{"x", {{rows, width}, std::vector<float>(x.begin(), x.end())}}}), want, 2e-5);
 }
 
+/// GELU's tanh form of `x` into `out` as torch exports gelu(approximate="tanh"): x * x * x,
+/// kappa * cube, x + that, beta * sum, Tanh, 1 + t, x * (1 + t), 0.5 * that. The constants are
+/// the scalars "kappa", "beta", "one" and "half"; `tag` names the inner values.
+void torchTanhGelu(OnnxBuilder& b, const std::string& x, const std::string& out,
+                   const std::string& tag) {
+  const auto v = [&](int n) { return tag + std::to_string(n); };
+  b.node("Mul", {x, x}, v(0));
+  b.node("Mul", {x, v(0)}, v(1));
+  b.node("Mul", {"kappa", v(1)}, v(2));
+  b.node("Add", {x, v(2)}, v(3));
+  b.node("Mul", {"beta", v(3)}, v(4));
+  b.node("Tanh", {v(4)}, v(5));
+  b.node("Add", {"one", v(5)}, v(6));
+  b.node("Mul", {x, v(6)}, v(7));
+  b.node("Mul", {"half", v(7)}, out);
+}
+
 // GELU's tanh form as torch exports gelu(approximate="tanh") (x * x * x, kappa * cube, beta * sum,
 // then x * (1 + t) * 0.5) and as GPT-2's gelu_new writes it (Pow(x, 3), products with the
 // constants on the right, (x * 0.5) * (1 + t)): both come out as gelu_tanh, the first fused into
@@ -338,16 +356,7 @@ TEST(OnnxImport, TanhGeluInBothSpellingsIsFoundAgain) {
   b.scalar("one", 1.0);
   b.scalar("half", 0.5);
   b.scalar("three", 3.0);
-  // torch's export
-  b.node("Mul", {"h", "h"}, "a0");
-  b.node("Mul", {"h", "a0"}, "a1");
-  b.node("Mul", {"kappa", "a1"}, "a2");
-  b.node("Add", {"h", "a2"}, "a3");
-  b.node("Mul", {"beta", "a3"}, "a4");
-  b.node("Tanh", {"a4"}, "a5");
-  b.node("Add", {"one", "a5"}, "a6");
-  b.node("Mul", {"h", "a6"}, "a7");
-  b.node("Mul", {"half", "a7"}, "g");
+  torchTanhGelu(b, "h", "g", "a");
   // GPT-2's gelu_new
   b.node("Pow", {"g", "three"}, "b0");
   b.node("Mul", {"b0", "kappa"}, "b1");
@@ -370,9 +379,7 @@ TEST(OnnxImport, TanhGeluInBothSpellingsIsFoundAgain) {
     EXPECT_EQ(text.find(op), std::string::npos) << op << "\n" << text;
   }
   const auto x = randomValues(rows * in, rng);
-  const auto gelu = [&](double v) {
-    return 0.5 * v * (1 + std::tanh(kBeta * (v + kKappa * v * v * v)));
-  };
+  const auto gelu = [](double v) { return support::elementwise::GeluTanh<double>(v); };
   std::vector<double> want;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t o = 0; o < width; ++o) {
@@ -390,15 +397,7 @@ TEST(OnnxImport, TanhGeluInBothSpellingsIsFoundAgain) {
   off.scalar("beta", kBeta);
   off.scalar("one", 1.0);
   off.scalar("half", 0.5);
-  off.node("Mul", {"x", "x"}, "a0");
-  off.node("Mul", {"x", "a0"}, "a1");
-  off.node("Mul", {"kappa", "a1"}, "a2");
-  off.node("Add", {"x", "a2"}, "a3");
-  off.node("Mul", {"beta", "a3"}, "a4");
-  off.node("Tanh", {"a4"}, "a5");
-  off.node("Add", {"one", "a5"}, "a6");
-  off.node("Mul", {"x", "a6"}, "a7");
-  off.node("Mul", {"half", "a7"}, "y");
+  torchTanhGelu(off, "x", "y", "a");
   off.output("y");
   const std::string plain = print(off.import().graph);
   EXPECT_EQ(plain.find("gelu_tanh("), std::string::npos) << plain;
