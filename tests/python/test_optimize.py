@@ -124,6 +124,15 @@ def test_tanh_gelu_is_fused_and_matches_torch(seed, density):
         assert float((erf - model.act(model.fc1(x))).abs().max()) > 1e-4
 
 
+def test_pow_beyond_three_is_refused_naming_the_node():
+    class Quartic(nn.Module):
+        def forward(self, x):
+            return x.pow(4)
+
+    with pytest.raises(sf.NotSupported, match="pow with exponent 4"):
+        sf.optimize(Quartic(), torch.randn(3, 5), measure=False)
+
+
 def test_two_four_weight_runs_as_two_four(seed):
     rng = torch.Generator().manual_seed(seed)
     model = nn.Sequential(nn.Linear(64, 128), nn.SiLU(), nn.Linear(128, 16))

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -135,6 +136,23 @@ void expectSpmv(const Triplets& a, const std::vector<float>& x, const std::vecto
   for (size_t r = 0; r < ref.size(); ++r) {
     EXPECT_NEAR(y[r], ref[r], 1e-5 * mag[r] + 1e-30) << "row " << r;
   }
+}
+
+// The command links no library that starts threads at load: OpenBLAS (the benchmark's dense peer,
+// loaded with dlopen when that peer runs) started a worker that yield-spins, and beside it a
+// two-thread kernel's barrier waited whole scheduler slices (8 ms calls of a 25 us SDDMM).
+TEST(CliLinking, TheCommandDoesNotLinkOpenBlas) {
+  const std::string command =
+      "readelf -d '" + std::string(SPARSEFLOW_TOOLS_DIR) + "/sparseflow' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  ASSERT_EQ(pclose(pipe), 0) << out;  // readelf comes with binutils, which the JIT's g++ needs
+  ASSERT_NE(out.find("(NEEDED)"), std::string::npos) << out;
+  EXPECT_NE(out.find("libgomp"), std::string::npos) << out;  // the check reads the right list
+  EXPECT_EQ(out.find("openblas"), std::string::npos) << out;
 }
 
 TEST_F(CliRun, SpmvCsrOnRealMatrixMatchesFloat64Reference) {
