@@ -58,11 +58,20 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
                          int64_t tail) {
   const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  // C = relu(A·B + bias) starts the sums at the bias (a load at the row's start, off the
+  // chain of multiply-adds) instead of adding it before the store.
+  const bool biasFirst = a.overwrite && a.bias != nullptr &&
+                         (a.activation == Activation::kNone || a.activation == Activation::kRelu);
   hn::Vec<D> acc[V > 0 ? V : 1];
   for (int v = 0; v < V; ++v) acc[v] = hn::Zero(d);
-    // The `tail` (< lanes) columns after the full vectors: one more register through masked loads
-    // where they cannot fault (AVX2, AVX-512; as scalars their sums live in memory, one
-    // store-to-load chain per entry, 2-3x slower), else scalars.
+  if (biasFirst) {
+    for (int v = 0; v < V; ++v) {
+      acc[v] = a.biasPerRow ? hn::Set(d, a.bias[i]) : hn::LoadU(d, a.bias + j0 + v * lanes);
+    }
+  }
+  // The `tail` (< lanes) columns after the full vectors: one more register through masked loads
+  // where they cannot fault (AVX2, AVX-512; as scalars their sums live in memory, one
+  // store-to-load chain per entry, 2-3x slower), else scalars.
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   constexpr bool kMaskedTail = true;
 #else
@@ -71,6 +80,11 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
   const auto tailMask = hn::FirstN(d, static_cast<size_t>(tail));
   auto accTail = hn::Zero(d);
   HWY_ALIGN T rest[hn::MaxLanes(D())] = {};
+  if (biasFirst) {
+    for (int64_t t = 0; t < tail; ++t)
+      rest[t] = a.biasPerRow ? a.bias[i] : a.bias[j0 + V * lanes + t];
+    if (kMaskedTail) accTail = hn::LoadU(d, rest);
+  }
   const int64_t begin = a.pos[i], end = a.pos[i + 1];
   const T* bPanel = a.b + j0;
   for (int64_t q = begin; q < end; ++q) {
@@ -91,21 +105,17 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
   T* out = a.c + i * a.cols + j0;
   const int64_t count = V * lanes + tail;
   if (a.overwrite && (a.activation == Activation::kNone || a.activation == Activation::kRelu)) {
-    // Bias and relu in registers before the one store (neither needs the ±inf/NaN fix-up of the
-    // other activations: relu's compare keeps NaN and gives 0 at -inf, as torch does).
+    // Relu in registers before the one store (the bias is in the sums already; neither needs
+    // the ±inf/NaN fix-up of the other activations: relu's compare keeps NaN and gives 0 at
+    // -inf, as torch does).
     const bool relu = a.activation == Activation::kRelu;
     for (int v = 0; v < V; ++v) {
       auto x = acc[v];
-      if (a.bias != nullptr) {
-        x = hn::Add(x,
-                    a.biasPerRow ? hn::Set(d, a.bias[i]) : hn::LoadU(d, a.bias + j0 + v * lanes));
-      }
       if (relu) x = hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
       hn::StoreU(x, d, out + v * lanes);
     }
     for (int64_t t = 0; t < tail; ++t) {
-      T x = rest[t];
-      if (a.bias != nullptr) x += a.biasPerRow ? a.bias[i] : a.bias[j0 + V * lanes + t];
+      const T x = rest[t];
       out[V * lanes + t] = relu && x < T(0) ? T(0) : x;
     }
     return;
@@ -149,16 +159,29 @@ bool shiftedRowServes(const CsrSpmmArgsT<T>& a, int64_t lanes, int64_t tail, int
 /// Row i of C, columns [j0, j0 + V·lanes), when B's rows all start `shift` lanes past a vector
 /// boundary (numpy arrays are 16-byte aligned; such rows straddle cache lines and made the SpMM
 /// 1.4x slower): V + 1 accumulators over the aligned vectors that cover the panel, the first and
-/// the last loaded (and stored) through masks, so no load of B crosses a line. Bias and relu are
-/// applied in registers (shiftedRowServes says when this runs).
+/// the last loaded (and stored) through masks, so no load of B crosses a line. The bias starts the
+/// sums and relu is applied in registers (shiftedRowServes says when this runs).
 template <typename T, int V, bool kPrefetch>
 HWY_INLINE void shiftedRow(const CsrSpmmArgsT<T>& a, int64_t i, int64_t j0, int64_t shift) {
   const DF<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   hn::Vec<DF<T>> acc[V + 1];
-  for (int v = 0; v <= V; ++v) acc[v] = hn::Zero(d);
   const auto last = hn::FirstN(d, static_cast<size_t>(shift));  // lanes below the shift
   const auto first = hn::Not(last);                             // lanes from the shift on
+  // C = relu(A·B + bias): the sums start at the bias (off the chain of multiply-adds).
+  const bool biasFirst = a.overwrite && a.bias != nullptr;
+  for (int v = 0; v <= V; ++v) {
+    if (!biasFirst) {
+      acc[v] = hn::Zero(d);
+    } else if (a.biasPerRow) {
+      acc[v] = hn::Set(d, a.bias[i]);
+    } else {
+      const T* bias = a.bias + j0 - shift + v * lanes;
+      acc[v] = v == 0   ? hn::MaskedLoad(first, d, bias)
+               : v == V ? hn::MaskedLoad(last, d, bias)
+                        : hn::LoadU(d, bias);
+    }
+  }
   const int64_t begin = a.pos[i], end = a.pos[i + 1];
   // Aligned addresses `shift` lanes before the panel; only masked lanes are read there.
   const T* bPanel = a.b + j0 - shift;
@@ -177,13 +200,6 @@ HWY_INLINE void shiftedRow(const CsrSpmmArgsT<T>& a, int64_t i, int64_t j0, int6
   const bool relu = a.activation == Activation::kRelu;
   for (int v = 0; v <= V; ++v) {
     auto x = acc[v];
-    if (a.bias != nullptr) {
-      const T* bias = a.bias + j0 - shift + v * lanes;
-      x = hn::Add(x, a.biasPerRow ? hn::Set(d, a.bias[i])
-                     : v == 0     ? hn::MaskedLoad(first, d, bias)
-                     : v == V     ? hn::MaskedLoad(last, d, bias)
-                                  : hn::LoadU(d, bias));
-    }
     if (relu) x = hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
     T* at = out + v * lanes;
     if (v == 0 || v == V) {
