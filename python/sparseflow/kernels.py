@@ -18,6 +18,8 @@ def _output_view(out) -> Tensor:
     result), so the array must be C-contiguous, aligned, writeable and of a float dtype."""
     if isinstance(out, Tensor):
         return out
+    if type(out) is np.ndarray and out.dtype in _NUMPY_FLOATS and _viewable(out):
+        return _C._from_numpy(out)
     array = out
     if type(out).__module__.startswith("torch"):
         array = out.detach().numpy() if out.is_contiguous() else None

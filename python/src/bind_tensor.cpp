@@ -39,12 +39,24 @@ DType valueType(const py::array& array, const std::string& requested, const char
   return own;
 }
 
+/// The dense format of `rank` dimensions (parsed once per rank up to 8: kernels view their dense
+/// arguments on every call).
+Format denseFormat(int32_t rank) {
+  constexpr int32_t kCached = 8;
+  static const std::vector<Format> cached = [] {
+    std::vector<Format> formats;
+    for (int32_t r = 0; r <= kCached; ++r) formats.push_back(Format::parse("dense", r));
+    return formats;
+  }();
+  return rank <= kCached ? cached[static_cast<size_t>(rank)] : Format::parse("dense", rank);
+}
+
 Tensor fromNumpy(const py::array& array, const std::string& dtype) {
   const DType type = valueType(array, dtype, "array");
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
   Buffer values = viewOfArray(array, type, "array");
   const auto rank = static_cast<int32_t>(shape.size());
-  return Tensor(std::move(shape), type, Format::parse("dense", rank),
+  return Tensor(std::move(shape), type, denseFormat(rank),
                 std::vector<LevelStorage>(static_cast<size_t>(rank)), std::move(values));
 }
 
