@@ -9,8 +9,8 @@ wall time is the tuning cost), and times the peers on the same matrix and shape 
 scipy.sparse (csr @ dense or vector, f32, one thread; SDDMM as numpy row gathers and dot
 products) and torch.sparse (csr @ dense, sampled_addmm for SDDMM where this torch has it, the
 machine's threads) when torch imports, and Eigen 3.4 and SuiteSparse:GraphBLAS through
-bench_compiler (the same matrix and widths, its own random operands, 2 threads; its SDDMM writes
-the output in A's pattern, the corpus's a dense one) when it is built. The tuned and default times are the search's own (one run); the
+bench_compiler (the same matrix and widths, its own random operands, 2 threads; every SDDMM
+writes its output in A's pattern: the corpus pins C to csr) when it is built. The tuned and default times are the search's own (one run); the
 exhaustive best is the corpus run's. Prints one Markdown row per problem and the summary.
 
     .venv/bin/python bench/tune_quality.py [--corpus data/tune/corpus] [--budget 16]
@@ -155,13 +155,17 @@ def main():
             if not any(h in a_path for h in holdout) or text not in KERNELS:
                 continue
             timed = [line["median_ms"] for line in lines if "median_ms" in line]
-            if len(timed) < 0.9 * len(lines) or len(lines) < 300:
-                continue  # not an exhaustive problem
+            if len(timed) < 0.9 * len(lines) or len(lines) < 40:
+                continue  # not an exhaustive problem (the held-out ones time every configuration)
             kernel = KERNELS[text]
             best = min(timed)
             a = read_matrix(a_path)
             dense = dense_operands(kernel, a, rng)
             command = [args.sparseflow, "tune", text, "--in", f"A={a_path}", "--tune", "A"]
+            # What the corpus pinned (SDDMM's C csr) is pinned in the search too.
+            for name, fmt in lines[0].get("formats", {}).items():
+                if name != "A":
+                    command += ["--format", f"{name}={fmt}"]
             for name, value in dense.items():
                 np.save(os.path.join(work, name + ".npy"), value)
                 command += ["--in", f"{name}={os.path.join(work, name + '.npy')}"]

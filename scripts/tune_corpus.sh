@@ -18,7 +18,8 @@
 # a full run).
 #
 # Kernels: SpMM C(i,j) = A(i,k) * B(k,j) with 64 columns of B, SpMV y(i) = A(i,j) * x(j), and
-# SDDMM C(i,j) = A(i,j) * sum(k, X(i,k) * Y(j,k)) with 32 columns of X and Y. Trained on DLMC transformer layers
+# SDDMM C(i,j) = A(i,j) * sum(k, X(i,k) * Y(j,k)) with 32 columns of X and Y and C csr (A's
+# pattern; 42 legal configurations on a square matrix, all timed). Trained on DLMC transformer layers
 # (magnitude and random pruning), SuiteSparse ParU matrices and generated structures (power law,
 # 4x4 blocks, a band: scripts/tune_structures.py); held out by source: DLMC ResNet-50 layers and
 # SuiteSparse LAGraph matrices (never a permutation of a training matrix). Each timed
@@ -95,11 +96,15 @@ if [[ $train_only == 0 ]]; then
     for a in "${train[@]}" "${generated[@]}" "${heldout[@]}"; do
       read -r rows cols < <(.venv/bin/python -c "import sys; sys.path.insert(0, 'scripts'); \
 from tune_structures import shape; print(*shape('$a'))")
+      pins=()
       case "$kernel_name" in
         spmm) kernel="C(i,j) = A(i,k) * B(k,j)"; dense=(--in "B=$work/b_64_$cols.npy") ;;
         spmv) kernel="y(i) = A(i,j) * x(j)"; dense=(--in "x=$work/x_$cols.npy") ;;
+        # SDDMM's output in A's pattern (csr), as its peers write it (a dense C would time a
+        # memset of rows x cols per call).
         sddmm) kernel="C(i,j) = A(i,j) * sum(k, X(i,k) * Y(j,k))"
-               dense=(--in "X=$work/d_32_$rows.npy" --in "Y=$work/d_32_$cols.npy") ;;
+               dense=(--in "X=$work/d_32_$rows.npy" --in "Y=$work/d_32_$cols.npy")
+               pins=(--format C=csr) ;;
       esac
       # The source folder names the problem (generated/ for the generated ones), so that
       # --holdout matches by source.
@@ -115,7 +120,7 @@ from tune_structures import shape; print(*shape('$a'))")
         continue
       fi
       echo "== $kernel_name $label (seed $seed, sample $n)" >&2
-      "$sf" tune collect "$kernel" --in "A=$a" "${dense[@]}" --tune A \
+      "$sf" tune collect "$kernel" --in "A=$a" "${dense[@]}" "${pins[@]}" --tune A \
         --sample "$n" --seed "$seed" -o "$out/corpus/${kernel_name}_$name.jsonl"
       seed=$((seed + 1))
     done

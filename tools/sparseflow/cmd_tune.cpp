@@ -33,7 +33,7 @@ namespace {
 
 struct CollectArgs {
   std::string kernel, output;
-  std::vector<std::string> inputs, tuned;
+  std::vector<std::string> inputs, formats, tuned;
   int sample = 32;
   uint64_t seed = 1;
 };
@@ -93,7 +93,10 @@ int runCollect(const CollectArgs& args) {
   const std::map<std::string, const Tensor*>& inputs = in.pointers;
   tune::SpaceRequest request;
   request.kernel = args.kernel;
-  request.tuned = tunedOperands(in, args.tuned, {});
+  // Pinned formats (an SDDMM's sparse output, say) are part of every configuration timed.
+  const std::map<std::string, std::string> pinned = assignments("--format", args.formats, "FORMAT");
+  for (const auto& [name, format] : pinned) request.base.formats[name] = format;
+  request.tuned = tunedOperands(in, args.tuned, pinned);
   std::vector<std::string> tuned;
   for (const auto& [name, tensor] : request.tuned) tuned.push_back(name);
   const tune::Space space = tune::enumerateSpace(request);
@@ -380,6 +383,10 @@ void addTuneCommand(CLI::App& app, Action& action) {
   collect->add_option("kernel", args->kernel, "kernel in index notation")->required();
   collect->add_option("--in", args->inputs, "NAME=FILE: an input tensor (repeat for each)")
       ->required()
+      ->allow_extra_args(false);
+  collect
+      ->add_option("--format", args->formats,
+                   "NAME=FMT: pin an operand's or the output's format (not searched)")
       ->allow_extra_args(false);
   collect
       ->add_option("--tune", args->tuned,

@@ -44,10 +44,13 @@ class CliRun : public sparseflow::testing::ToolTest {
   }
 };
 
-/// Writes a 1-d little-endian float32 .npy (format 1.0) by hand, independent of sparseflow's io.
-void writeNpy(const fs::path& path, const std::vector<float>& values) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                       std::to_string(values.size()) + ",), }";
+/// Writes a little-endian float32 .npy (format 1.0) by hand, independent of sparseflow's io: 1-d,
+/// or `cols` values per row.
+void writeNpy(const fs::path& path, const std::vector<float>& values, size_t cols = 0) {
+  const std::string shape =
+      cols == 0 ? std::to_string(values.size()) + ","
+                : std::to_string(values.size() / cols) + ", " + std::to_string(cols);
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
   std::ofstream out(path, std::ios::binary);
@@ -416,6 +419,29 @@ TEST_F(CliRun, TuneCollectTrainAndSearchAndTheirArgumentsReproduceIt) {
   EXPECT_NE(badTrain.status, 0);
   EXPECT_NE(badTrain.err.find("bad.jsonl:2: not a JSON line"), std::string::npos) << badTrain.err;
   EXPECT_FALSE(fs::exists(dir_ / "bad_model.json"));
+  // A pinned format (an SDDMM's output in A's pattern) is in every configuration timed, and
+  // never searched.
+  std::vector<float> d(67 * 8);
+  for (size_t k = 0; k < d.size(); ++k) d[k] = 0.125f * static_cast<float>(k % 11) - 0.5f;
+  writeNpy(dir_ / "d.npy", d, 8);
+  const Result pinned = run({"tune", "collect", "C(i,j) = A(i,j) * sum(k, X(i,k) * Y(j,k))", "--in",
+                             "A=" + kMatrix, "--in", "X=d.npy", "--in", "Y=d.npy", "--format",
+                             "C=csr", "--tune", "A", "--sample", "4", "-o", "pinned.jsonl"});
+  ASSERT_EQ(pinned.status, 0) << pinned.err;
+  std::istringstream pinnedLines(slurp(dir_ / "pinned.jsonl"));
+  int pinnedRows = 0;
+  for (std::string line; std::getline(pinnedLines, line); ++pinnedRows) {
+    const nlohmann::json row = nlohmann::json::parse(line);
+    EXPECT_EQ(row["formats"]["C"], "csr") << line;
+    EXPECT_NE(row["arguments"].get<std::string>().find("--format C=csr"), std::string::npos);
+    EXPECT_GT(row["median_ms"].get<double>(), 0.0) << line;
+  }
+  EXPECT_EQ(pinnedRows, 4);
+  const Result badPin = run({"tune", "collect", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix,
+                             "--in", "x=x.npy", "--format", "A", "-o", "bad_pin.jsonl"});
+  EXPECT_NE(badPin.status, 0);
+  EXPECT_NE(badPin.err.find("--format"), std::string::npos) << badPin.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bad_pin.jsonl"));
 #ifdef SPARSEFLOW_SANITIZED
   // Under the sanitizers the search's space and timing took 10 s of make test's 25 minutes; the
   // cost model and the search run under them in test_tune, and through the CLI in release.
