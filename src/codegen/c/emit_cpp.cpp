@@ -3,11 +3,13 @@
 #include "codegen/c/emit_cpp.h"
 
 #include <cmath>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "codegen/c/coordinate_loops.h"
 #include "codegen/c/prelude.h"
+#include "codegen/c/row_panel.h"
 #include "ir/expr_writer.h"
 #include "ir/verify.h"
 #include "lower/assembly.h"
@@ -98,6 +100,9 @@ class CppEmitter : public ExprWriter {
     emitFor(n);
   }
   void emitFor(const For& n) {
+    if (!atomic_) {
+      if (const std::optional<RowPanel> panel = matchRowPanel(n)) return emitRowPanel(n, *panel);
+    }
     const std::string reduction =
         n.notes.reduction.empty() ? "" : reductionClause(n.body, n.notes.reduction);
     if (n.loopKind == LoopKind::kParallel) {
@@ -260,6 +265,36 @@ class CppEmitter : public ExprWriter {
  private:
   bool atomic_ = false;    // inside a parallel loop whose stores are atomic
   bool inRegion_ = false;  // inside `omp parallel` opened for per-thread workspaces
+
+  /// The loop `n` as a call of the prelude's row-times-panel micro-kernel (row_panel.h): the
+  /// loop's lets and the entry's scalar and panel row computed in a lambda per entry.
+  void emitRowPanel(const For& n, const RowPanel& p) {
+    const char* type = cppTypeName(p.out.element);
+    line();
+    out << "// a row times a panel of " << p.panel.name << ", the row in registers\n";
+    line();
+    out << "sf_row_panel<" << p.width << ">(" << p.out.name << " + (";
+    visit(p.offset);
+    out << "), ";
+    visit(n.begin);
+    out << ", ";
+    visit(n.end);
+    out << ", [&](" << cppTypeName(n.varType) << " " << n.var << ", " << type << "& sf_s, const "
+        << type << "*& sf_r) {\n";
+    ++indent;
+    for (const Stmt& let : p.lets) visit(let);
+    line();
+    out << "sf_s = ";
+    visit(p.scalar);
+    out << ";\n";
+    line();
+    out << "sf_r = " << p.panel.name << " + (";
+    visit(p.base);
+    out << ");\n";
+    --indent;
+    line();
+    out << "});\n";
+  }
 
   /// The kernel's status says a workspace is missing (from any thread: an atomic write).
   void failed() {

@@ -41,6 +41,52 @@ inline int64_t sf_chunk(int64_t n) {
   const int64_t chunk = n / (32 * threads);
   return chunk <= 16 ? 16 : (chunk + 15) / 16 * 16;
 }
+// A row of a sparse operand times a panel of a dense one (codegen/c/row_panel.h):
+// out[0, W) += s * r[0, W) for each entry q in [begin, end), where entry(q, s, r) gives the
+// entry's scalar s and its row r of the panel; the W sums stay in vector registers (at most 8 at
+// a time: a wider row takes several passes over the entries) instead of going through memory.
+#if defined(__AVX512F__)
+#define SF_VECTOR_BYTES 64
+#elif defined(__AVX__)
+#define SF_VECTOR_BYTES 32
+#else
+#define SF_VECTOR_BYTES 16
+#endif
+template <int N, typename T, typename Entry>
+inline void sf_row_panel_pass(T* __restrict out, int64_t begin, int64_t end, const Entry& entry) {
+  typedef T sf_vector __attribute__((vector_size(SF_VECTOR_BYTES)));
+  constexpr int L = SF_VECTOR_BYTES / sizeof(T), V = N / L;
+  static_assert(N % L == 0, "the row is whole vectors (codegen asks for 64-byte multiples)");
+  sf_vector acc[V];
+#pragma GCC unroll 8
+  for (int v = 0; v < V; ++v) __builtin_memcpy(&acc[v], out + v * L, sizeof(sf_vector));
+  for (int64_t q = begin; q < end; ++q) {
+    T s;
+    const T* r;
+    entry(q, s, r);
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+      sf_vector x;
+      __builtin_memcpy(&x, r + v * L, sizeof(sf_vector));
+      acc[v] += s * x;
+    }
+  }
+#pragma GCC unroll 8
+  for (int v = 0; v < V; ++v) __builtin_memcpy(out + v * L, &acc[v], sizeof(sf_vector));
+}
+template <int W, typename T, typename Entry>
+inline void sf_row_panel(T* __restrict out, int64_t begin, int64_t end, const Entry& entry) {
+  constexpr int P = 8 * (SF_VECTOR_BYTES / (int)sizeof(T));  // elements per pass
+  if constexpr (W <= P) {
+    sf_row_panel_pass<W>(out, begin, end, entry);
+  } else {
+    sf_row_panel_pass<P>(out, begin, end, entry);
+    sf_row_panel<W - P>(out + P, begin, end, [&](int64_t q, T& s, const T*& r) {
+      entry(q, s, r);
+      r += P;
+    });
+  }
+}
 }  // namespace
 // Entry points whose loops branch on merged coordinates (co-iteration) keep those branches: the
 // common patterns (equal or nested ones) predict well, and GCC's if-conversion would turn them
