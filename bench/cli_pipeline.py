@@ -394,7 +394,7 @@ def main():
         rows, inner = a.shape
         plain_k, split = "C(i,j) = A(i,k) * B(k,j)", "split(i, i0, i1, 64); parallel(i0)"
         if want("cli_generated_spmm"):
-            for width in (16, 64):
+            for width in (16, 32, 64, 128):
                 np.save(f"{work}/Bg.npy", rng.uniform(-1, 1, (inner, width)).astype(np.float32))
                 inputs = {"A": dlmc, "B": f"{work}/Bg.npy"}
                 hand, generated, scheduled = [], [], []
@@ -422,9 +422,10 @@ def main():
                 pruned = f"{work}/block_{layer}.mtx"
                 subprocess.run([sys.executable, "-c", BLOCK_PRUNE.format(path=source, out=pruned)],
                                check=True, env={**os.environ, "PYTHONPATH": python_path()})
-                a = sf.read(pruned)
-                rows, inner = a.shape
-                np.save(f"{work}/Bb.npy", rng.uniform(-1, 1, (inner, 64)).astype(np.float32))
+                # its own names: the groups after this one run on the DLMC matrix's a, rows, inner
+                block = sf.read(pruned)
+                brows, binner = block.shape
+                np.save(f"{work}/Bb.npy", rng.uniform(-1, 1, (binner, 64)).astype(np.float32))
                 inputs = {"A": pruned, "B": f"{work}/Bb.npy"}
                 bsr, csr, generated, peers = [], [], [], []
                 for _ in range(args.rounds):
@@ -441,9 +442,9 @@ def main():
                 g = statistics.median(t for t, _ in generated)
                 scipy_ms = statistics.median(p[0] for p in peers)
                 torch_ms = statistics.median(p[1] for p in peers)
-                flops = 2 * a.num_stored * 64
-                out.append(row(f"cli_bsr_spmm/dlmc_transformer_{layer}_block4x4_25%_{rows}x{inner}"
-                               f"_nnz{a.num_stored}/64", m, "scipy bsr_matrix @ B", scipy_ms, None,
+                flops = 2 * block.num_stored * 64
+                out.append(row(f"cli_bsr_spmm/dlmc_transformer_{layer}_block4x4_25%_{brows}x{binner}"
+                               f"_nnz{block.num_stored}/64", m, "scipy bsr_matrix @ B", scipy_ms, None,
                                "-", f"speedup {scipy_ms / m:.2f}; provider {bsr[0][1]}; torch CSR @ B "
                                f"{torch_ms:.3g} ms ({torch_ms / m:.2f}x); csr_spmm on the same "
                                f"matrix {c:.3g} ms ({c / m:.2f}x); generated bsr code {g:.3g} ms "
