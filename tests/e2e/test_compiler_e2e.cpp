@@ -93,7 +93,7 @@ std::vector<Case> cases() {
     out.push_back({"spmm_" + f, "C(i,j) = A(i,k) * B(k,j)", {{"A", f}}, mm});
   }
   // csr SpMM runs the hand-tuned kernel by default: its generated code, and the output widths
-  // that code versions for (constant 16/32/64/128 columns) and one past, with it turned off.
+  // that code versions for (constant 16/32/64/128 columns) and others, with it turned off.
   out.push_back({"spmm_csr_generated",
                  "C(i,j) = A(i,k) * B(k,j)",
                  {{"A", "csr"}},
@@ -103,7 +103,9 @@ std::vector<Case> cases() {
                  {},
                  "",
                  false});
-  for (int64_t width : {16, 32, 64, 128, 33}) {
+  // Widths between the versions run generated code's row-times-panel micro-kernel at a run-time
+  // width: passes of whole vectors, narrower vectors and a scalar tail (3 to 300 columns).
+  for (int64_t width : {16, 32, 64, 128, 33, 3, 8, 12, 48, 200, 300}) {
     for (bool handTuned : {true, false}) {
       out.push_back({"spmm_csr_width_" + std::to_string(width) + (handTuned ? "" : "_generated"),
                      "C(i,j) = A(i,k) * B(k,j)",

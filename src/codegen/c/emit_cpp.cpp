@@ -273,9 +273,17 @@ class CppEmitter : public ExprWriter {
     line();
     out << "// a row times a panel of " << p.panel.name << ", the row in registers\n";
     line();
-    out << "sf_row_panel<" << p.width << ">(" << p.out.name << " + (";
-    visit(p.offset);
-    out << "), ";
+    if (p.width > 0) {
+      out << "sf_row_panel<" << p.width << ">(" << p.out.name << " + (";
+      visit(p.offset);
+      out << "), ";
+    } else {
+      out << "sf_row_panel_n(" << p.out.name << " + (";
+      visit(p.offset);
+      out << "), ";
+      visit(p.extent);
+      out << ", ";
+    }
     visit(n.begin);
     out << ", ";
     visit(n.end);

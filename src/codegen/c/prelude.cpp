@@ -52,11 +52,11 @@ inline int64_t sf_chunk(int64_t n) {
 #else
 #define SF_VECTOR_BYTES 16
 #endif
-template <int N, typename T, typename Entry>
+template <int N, int BYTES, typename T, typename Entry>
 inline void sf_row_panel_pass(T* __restrict out, int64_t begin, int64_t end, const Entry& entry) {
-  typedef T sf_vector __attribute__((vector_size(SF_VECTOR_BYTES)));
-  constexpr int L = SF_VECTOR_BYTES / sizeof(T), V = N / L;
-  static_assert(N % L == 0, "the row is whole vectors (codegen asks for 64-byte multiples)");
+  typedef T sf_vector __attribute__((vector_size(BYTES)));
+  constexpr int L = BYTES / sizeof(T), V = N / L;
+  static_assert(N % L == 0, "a pass is whole vectors");
   sf_vector acc[V];
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) __builtin_memcpy(&acc[v], out + v * L, sizeof(sf_vector));
@@ -78,13 +78,56 @@ template <int W, typename T, typename Entry>
 inline void sf_row_panel(T* __restrict out, int64_t begin, int64_t end, const Entry& entry) {
   constexpr int P = 8 * (SF_VECTOR_BYTES / (int)sizeof(T));  // elements per pass
   if constexpr (W <= P) {
-    sf_row_panel_pass<W>(out, begin, end, entry);
+    sf_row_panel_pass<W, SF_VECTOR_BYTES>(out, begin, end, entry);
   } else {
-    sf_row_panel_pass<P>(out, begin, end, entry);
+    sf_row_panel_pass<P, SF_VECTOR_BYTES>(out, begin, end, entry);
     sf_row_panel<W - P>(out + P, begin, end, [&](int64_t q, T& s, const T*& r) {
       entry(q, s, r);
       r += P;
     });
+  }
+}
+// The same for a width n known only at run time: passes of up to 8 vectors, then the last
+// n % L columns in 32- and 16-byte vectors, then (fewer than 16 bytes' worth) with their sums in
+// memory.
+template <typename T, typename Entry>
+inline void sf_row_panel_n(T* __restrict out, int64_t n, int64_t begin, int64_t end,
+                           const Entry& entry) {
+  constexpr int64_t L = SF_VECTOR_BYTES / (int64_t)sizeof(T);
+  constexpr int B = SF_VECTOR_BYTES;
+  const auto from = [&entry](int64_t at) {
+    return [&entry, at](int64_t q, T& s, const T*& r) {
+      entry(q, s, r);
+      r += at;
+    };
+  };
+  int64_t j0 = 0;
+  for (; j0 + 8 * L <= n; j0 += 8 * L) sf_row_panel_pass<8 * L, B>(out + j0, begin, end, from(j0));
+  switch ((n - j0) / L) {
+    case 7: sf_row_panel_pass<7 * L, B>(out + j0, begin, end, from(j0)); break;
+    case 6: sf_row_panel_pass<6 * L, B>(out + j0, begin, end, from(j0)); break;
+    case 5: sf_row_panel_pass<5 * L, B>(out + j0, begin, end, from(j0)); break;
+    case 4: sf_row_panel_pass<4 * L, B>(out + j0, begin, end, from(j0)); break;
+    case 3: sf_row_panel_pass<3 * L, B>(out + j0, begin, end, from(j0)); break;
+    case 2: sf_row_panel_pass<2 * L, B>(out + j0, begin, end, from(j0)); break;
+    case 1: sf_row_panel_pass<L, B>(out + j0, begin, end, from(j0)); break;
+    default: break;
+  }
+  j0 += (n - j0) / L * L;
+  if (B > 32 && j0 + 32 / (int64_t)sizeof(T) <= n) {
+    sf_row_panel_pass<32 / sizeof(T), 32>(out + j0, begin, end, from(j0));
+    j0 += 32 / sizeof(T);
+  }
+  if (B > 16 && j0 + 16 / (int64_t)sizeof(T) <= n) {
+    sf_row_panel_pass<16 / sizeof(T), 16>(out + j0, begin, end, from(j0));
+    j0 += 16 / sizeof(T);
+  }
+  if (j0 == n) return;
+  for (int64_t q = begin; q < end; ++q) {
+    T s;
+    const T* r;
+    entry(q, s, r);
+    for (int64_t t = j0; t < n; ++t) out[t] += s * r[t];
   }
 }
 }  // namespace

@@ -98,14 +98,22 @@ std::optional<RowPanel> matchRowPanel(const For& loop) {
     }
     return std::nullopt;  // anything else (a store, an if, a second loop)
   }
-  if (inner == nullptr || inner->loopKind == LoopKind::kParallel || inner->notes.atomicStores ||
+  // A j loop the schedule unrolled or vectorized keeps what the schedule asked for.
+  if (inner == nullptr || inner->loopKind != LoopKind::kSerial || inner->notes.atomicStores ||
       !inner->notes.workspace.empty() || !inner->notes.reduction.empty() ||
       !inner->notes.gpuAxis.empty() || inner->notes.critical) {
     return std::nullopt;
   }
   int64_t begin = -1;
-  if (!isConstant(inner->begin, &begin) || begin != 0 || !isConstant(inner->end, &panel.width) ||
-      panel.width < 1 || panel.width > kRowPanelMaxWidth) {
+  if (!isConstant(inner->begin, &begin) || begin != 0) return std::nullopt;
+  if (!isConstant(inner->end, &panel.width)) {
+    // A width known only at run time: fixed over the entries.
+    panel.width = 0;
+    panel.extent = inner->end;
+    if (mentions(panel.extent, varying) || mentions(panel.extent, {inner->var})) {
+      return std::nullopt;
+    }
+  } else if (panel.width < 1 || panel.width > kRowPanelMaxWidth) {
     return std::nullopt;
   }
   // The inner body: lets (inlined) and one store `out[offset + j] += s * B[base + j]`.
@@ -132,8 +140,9 @@ std::optional<RowPanel> matchRowPanel(const For& loop) {
   const Expr value = inline_.mutate(update->value);
   const std::string& j = inner->var;
   panel.out = update->array;
-  // Whole 64-byte vectors (the prelude's widest), so that no target has a scalar tail.
-  if (panel.width % (update->array.element == ScalarType::kF64 ? 8 : 16) != 0) {
+  // A constant width is whole 64-byte vectors (the prelude's widest), so that no target has a
+  // scalar tail; a run-time width has one.
+  if (panel.width != 0 && panel.width % (update->array.element == ScalarType::kF64 ? 8 : 16) != 0) {
     return std::nullopt;
   }
   panel.offset = withoutVar(index, j);

@@ -5,6 +5,8 @@
 //     let ... (q)                     // e.g. k = crd[q]
 //     for j in [0, W):                // W a constant (extent versioning): whole 64-byte
 //                                     // vectors, at most kRowPanelMaxWidth
+//                                     // (or a width fixed over the entries,
+//                                     // known only at run time)
 //       out[offset + j] += s(q) * B[base(q) + j]
 //
 // The micro-kernel holds out[offset .. offset + W) in vector registers across the whole q loop.
@@ -27,7 +29,8 @@ inline constexpr int64_t kRowPanelMaxWidth = 128;
 struct RowPanel {
   ir::Array out;               ///< the array the row is summed into
   ir::Expr offset;             ///< the row's first element (invariant in the q loop)
-  int64_t width = 0;           ///< W
+  int64_t width = 0;           ///< W, or 0 when known only at run time (then `extent`)
+  ir::Expr extent;             ///< the run-time width (null for a constant W)
   std::vector<ir::Stmt> lets;  ///< the q loop's lets, in order (they may use q)
   ir::Expr scalar;             ///< s(q), after the lets
   ir::Array panel;             ///< B
@@ -35,7 +38,8 @@ struct RowPanel {
 };
 
 /// The q loop's parts when `loop` has exactly the shape above (a serial loop, only lets and the
-/// inner loop in its body, nothing else stored or read back from `out`, B of out's element type).
+/// inner loop in its body, the inner loop serial (an unroll or vectorize a schedule asked for is
+/// kept), nothing else stored or read back from `out`, B of out's element type).
 std::optional<RowPanel> matchRowPanel(const ir::For& loop);
 
 }  // namespace sparseflow::codegen
