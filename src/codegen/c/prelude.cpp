@@ -57,10 +57,13 @@ inline void sf_row_panel_pass(T* __restrict out, int64_t begin, int64_t end, con
   typedef T sf_vector __attribute__((vector_size(BYTES)));
   constexpr int L = BYTES / sizeof(T), V = N / L;
   static_assert(N % L == 0, "a pass is whole vectors");
-  sf_vector acc[V];
+  sf_vector acc[V], odd[V];
 #pragma GCC unroll 8
-  for (int v = 0; v < V; ++v) __builtin_memcpy(&acc[v], out + v * L, sizeof(sf_vector));
-  for (int64_t q = begin; q < end; ++q) {
+  for (int v = 0; v < V; ++v) {
+    __builtin_memcpy(&acc[v], out + v * L, sizeof(sf_vector));
+    odd[v] = sf_vector{};
+  }
+  const auto add = [&entry](int64_t q, sf_vector* sums) {
     T s;
     const T* r;
     entry(q, s, r);
@@ -68,9 +71,16 @@ inline void sf_row_panel_pass(T* __restrict out, int64_t begin, int64_t end, con
     for (int v = 0; v < V; ++v) {
       sf_vector x;
       __builtin_memcpy(&x, r + v * L, sizeof(sf_vector));
-      acc[v] += s * x;
+      sums[v] += s * x;
     }
+  };
+  int64_t q = begin;
+  if (V <= 2) {  // few vectors: even and odd entries as two chains (one waits on FMA latency)
+    for (; q + 1 < end; q += 2) add(q, acc), add(q + 1, odd);
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) acc[v] += odd[v];
   }
+  for (; q < end; ++q) add(q, acc);
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) __builtin_memcpy(out + v * L, &acc[v], sizeof(sf_vector));
 }
