@@ -206,17 +206,28 @@ HWY_INLINE void shiftedRow(const CsrSpmmArgsT<T>& a, int64_t i, int64_t j0, int6
   const int64_t begin = a.pos[i], end = a.pos[i + 1];
   // Aligned addresses `shift` lanes before the panel; only masked lanes are read there.
   const T* bPanel = a.b + j0 - shift;
-  for (int64_t q = begin; q < end; ++q) {
+  const auto entry = [&](int64_t q, hn::Vec<DF<T>>* sums) {
     if (kPrefetch && q + kPrefetchDistance < end) {
       const T* ahead = bPanel + static_cast<int64_t>(a.crd[q + kPrefetchDistance]) * a.cols;
       for (int64_t line = 0; line <= V * lanes; line += kLine<T>) hwy::Prefetch(ahead + line);
     }
     const T* row = bPanel + static_cast<int64_t>(a.crd[q]) * a.cols;
     const auto value = hn::Set(d, a.vals[q]);
-    acc[0] = hn::MulAdd(value, hn::MaskedLoad(first, d, row), acc[0]);
-    for (int v = 1; v < V; ++v) acc[v] = hn::MulAdd(value, hn::Load(d, row + v * lanes), acc[v]);
-    acc[V] = hn::MulAdd(value, hn::MaskedLoad(last, d, row + V * lanes), acc[V]);
+    sums[0] = hn::MulAdd(value, hn::MaskedLoad(first, d, row), sums[0]);
+    for (int v = 1; v < V; ++v) sums[v] = hn::MulAdd(value, hn::Load(d, row + v * lanes), sums[v]);
+    sums[V] = hn::MulAdd(value, hn::MaskedLoad(last, d, row + V * lanes), sums[V]);
+  };
+  int64_t q = begin;
+  if constexpr (V <= 2) {  // even and odd entries as two chains, as in panelRow
+    hn::Vec<DF<T>> odd[V + 1];
+    for (int v = 0; v <= V; ++v) odd[v] = hn::Zero(d);
+    for (; q + 1 < end; q += 2) {
+      entry(q, acc);
+      entry(q + 1, odd);
+    }
+    for (int v = 0; v <= V; ++v) acc[v] = hn::Add(acc[v], odd[v]);
   }
+  for (; q < end; ++q) entry(q, acc);
   T* out = a.c + i * a.cols + j0 - shift;
   const bool relu = a.activation == Activation::kRelu;
   for (int v = 0; v <= V; ++v) {
