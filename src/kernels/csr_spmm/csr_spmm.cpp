@@ -34,8 +34,10 @@ template <typename T>
 using DNarrow = hn::CappedTag<T, 4>;
 template <typename T>
 using DPair = hn::CappedTag<T, 2>;
-/// 8 to 15 columns on AVX-512: one 8-lane vector and a masked tail (two 4-lane vectors ran the
-/// DLMC 2048x512 weight at 8 columns 1.65x slower than generated code's one 8-lane vector).
+/// 8 to 15 columns on AVX-512: one 8-lane vector and a masked tail, a panel of one vector that
+/// gets two chains (up to three 4-lane vectors get one): DLMC 2048x512 at 8 / 12 / 15 columns
+/// 0.14 / 0.24 / 0.24 -> 0.12 / 0.14 / 0.15 ms; bayer10 (7 entries a row) 0.044 / 0.058 / 0.073
+/// -> 0.037 / 0.062 / 0.066 ms (A/B through the CLI, 300 calls).
 template <typename T>
 using DEight = hn::CappedTag<T, 8>;
 
@@ -110,7 +112,8 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
   if constexpr (V <= 2) {
     // A narrow panel (one or two vectors) runs the even and the odd entries as two chains of
     // multiply-adds, added at the end: one chain waited the FMA latency per entry (the DLMC
-    // 2048x512 weight, 256 entries a row, at 8 columns: 0.25 ms against 0.145 for generated code).
+    // 2048x512 weight, 256 entries a row: 16 columns 0.24 -> 0.12 ms, 32 columns 0.26 -> 0.18;
+    // three or four vectors gained nothing).
     hn::Vec<D> odd[V > 0 ? V : 1];
     for (int v = 0; v < V; ++v) odd[v] = hn::Zero(d);
     auto oddTail = hn::Zero(d);
