@@ -106,16 +106,9 @@ std::optional<RowPanel> matchRowPanel(const For& loop) {
   }
   int64_t begin = -1;
   if (!isConstant(inner->begin, &begin) || begin != 0) return std::nullopt;
-  if (!isConstant(inner->end, &panel.width)) {
-    // A width known only at run time: fixed over the entries.
-    panel.width = 0;
-    panel.extent = inner->end;
-    if (mentions(panel.extent, varying) || mentions(panel.extent, {inner->var})) {
-      return std::nullopt;
-    }
-  } else if (panel.width < 1 || panel.width > kRowPanelMaxWidth) {
-    return std::nullopt;
-  }
+  // The width, fixed over the entries (a constant or not).
+  panel.extent = inner->end;
+  if (mentions(panel.extent, varying) || mentions(panel.extent, {inner->var})) return std::nullopt;
   // The inner body: lets (inlined) and one store `out[offset + j] += s * B[base + j]`.
   std::map<std::string, Expr> innerLets;
   const Store* update = nullptr;
@@ -140,10 +133,14 @@ std::optional<RowPanel> matchRowPanel(const For& loop) {
   const Expr value = inline_.mutate(update->value);
   const std::string& j = inner->var;
   panel.out = update->array;
-  // A constant width is whole 64-byte vectors (the prelude's widest), so that no target has a
-  // scalar tail; a run-time width has one.
-  if (panel.width != 0 && panel.width % (update->array.element == ScalarType::kF64 ? 8 : 16) != 0) {
-    return std::nullopt;
+  // sf_row_panel<W> takes a constant of whole 64-byte vectors (no target then has a scalar tail)
+  // up to kRowPanelMaxWidth: extent versioning's widths. Any other width, constant or not, goes
+  // to sf_row_panel_n (kept apart: its dispatch, instantiated at every call site, made a
+  // generated SpMM's compile 10% slower where it served the constant widths too).
+  const int64_t perVector = update->array.element == ScalarType::kF64 ? 8 : 16;
+  if (!isConstant(panel.extent, &panel.width) || panel.width < 1 ||
+      panel.width > kRowPanelMaxWidth || panel.width % perVector != 0) {
+    panel.width = 0;
   }
   panel.offset = withoutVar(index, j);
   // The row's place must not move with q, and nothing in the loop may read the row back.

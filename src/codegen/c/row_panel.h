@@ -3,10 +3,8 @@
 //
 //   for q in [begin, end):            // the entries of a row (serial)
 //     let ... (q)                     // e.g. k = crd[q]
-//     for j in [0, W):                // W a constant (extent versioning): whole 64-byte
-//                                     // vectors, at most kRowPanelMaxWidth
-//                                     // (or a width fixed over the entries,
-//                                     // known only at run time)
+//     for j in [0, W):                // W fixed over the entries: sf_row_panel<W> for
+//                                     // extent versioning's constants, else sf_row_panel_n
 //       out[offset + j] += s(q) * B[base(q) + j]
 //
 // The micro-kernel holds out[offset .. offset + W) in vector registers across the whole q loop.
@@ -29,8 +27,8 @@ inline constexpr int64_t kRowPanelMaxWidth = 128;
 struct RowPanel {
   ir::Array out;               ///< the array the row is summed into
   ir::Expr offset;             ///< the row's first element (invariant in the q loop)
-  int64_t width = 0;           ///< W, or 0 when known only at run time (then `extent`)
-  ir::Expr extent;             ///< the run-time width (null for a constant W)
+  int64_t width = 0;           ///< W for sf_row_panel<W>, else 0 (sf_row_panel_n of `extent`)
+  ir::Expr extent;             ///< W as an expression
   std::vector<ir::Stmt> lets;  ///< the q loop's lets, in order (they may use q)
   ir::Expr scalar;             ///< s(q), after the lets
   ir::Array panel;             ///< B
