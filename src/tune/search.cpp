@@ -28,8 +28,7 @@ std::vector<double> featureRow(const Features& fixed, const Config& config,
 SearchResult search(const SpaceRequest& request, const Space& space,
                     const std::map<std::string, const Tensor*>& inputs,
                     const SearchOptions& options) {
-  SF_USER_CHECK(!space.configs.empty())
-      << "the kernel '" << request.kernel << "' has no legal configuration to search";
+  requireLegalConfiguration(request, space);
   SF_USER_CHECK(options.exhaustive || options.model != nullptr)
       << "a search needs a cost model (or exhaustive timing)";
   SearchResult result;

@@ -115,6 +115,12 @@ bool loopLabels(const std::string& kernel, const KernelOptions& options, std::st
 
 }  // namespace
 
+void requireLegalConfiguration(const SpaceRequest& request, const Space& space) {
+  SF_USER_CHECK(!space.configs.empty())
+      << "the kernel '" << request.kernel << "' has no legal configuration to search"
+      << (space.why.empty() ? std::string() : "; the first refused: " + space.why.front());
+}
+
 Space enumerateSpace(const SpaceRequest& request) {
   Space space;
   std::vector<std::string> names;

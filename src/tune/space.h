@@ -57,6 +57,10 @@ std::vector<Config> scheduleVariants(const std::string& outer, const std::string
 /// parallel() also on one thread (unless the base options are serial already: then all are).
 Space enumerateSpace(const SpaceRequest& request);
 
+/// An InvalidArgument error, with the first refusal (a pinned format that does not parse or names
+/// no tensor of the kernel, say), when `space` has no legal configuration.
+void requireLegalConfiguration(const SpaceRequest& request, const Space& space);
+
 /// The kernel's features: its shape (SpMM, SpMV, SDDMM or other), dtype, and the extents of the
 /// dense dimensions (log2 of the product of the non-tuned output indices' extents).
 Features kernelFeatures(const std::string& kernel,

@@ -100,6 +100,7 @@ int runCollect(const CollectArgs& args) {
   std::vector<std::string> tuned;
   for (const auto& [name, tensor] : request.tuned) tuned.push_back(name);
   const tune::Space space = tune::enumerateSpace(request);
+  tune::requireLegalConfiguration(request, space);  // nothing written for a space with none
   // The default, then a seeded sample of the rest (all of them with --sample 0).
   std::vector<size_t> order(space.configs.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;

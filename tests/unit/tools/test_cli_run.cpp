@@ -442,6 +442,18 @@ TEST_F(CliRun, TuneCollectTrainAndSearchAndTheirArgumentsReproduceIt) {
   EXPECT_NE(badPin.status, 0);
   EXPECT_NE(badPin.err.find("--format"), std::string::npos) << badPin.err;
   EXPECT_FALSE(fs::exists(dir_ / "bad_pin.jsonl"));
+  // A pin the compiler refuses (an unknown format, a tensor the kernel lacks) is an error that
+  // says why, and nothing is written (it had written an empty file and exited 0).
+  for (const auto& [pin, why] : std::vector<std::pair<std::string, std::string>>{
+           {"C=bogus", "unknown format 'bogus'"}, {"Z=csr", "format given for 'Z'"}}) {
+    const Result refused = run({"tune", "collect", "C(i,j) = A(i,j) * sum(k, X(i,k) * Y(j,k))",
+                                "--in", "A=" + kMatrix, "--in", "X=d.npy", "--in", "Y=d.npy",
+                                "--format", pin, "--tune", "A", "-o", "refused.jsonl"});
+    EXPECT_NE(refused.status, 0) << pin;
+    EXPECT_NE(refused.err.find("no legal configuration"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find(why), std::string::npos) << refused.err;
+    EXPECT_FALSE(fs::exists(dir_ / "refused.jsonl")) << pin;
+  }
 #ifdef SPARSEFLOW_SANITIZED
   // Under the sanitizers the search's space and timing took 10 s of make test's 25 minutes; the
   // cost model and the search run under them in test_tune, and through the CLI in release.
