@@ -118,6 +118,24 @@ std::vector<Case> cases() {
                      handTuned});
     }
   }
+  // A structural zero's select that loads B in one arm (A read as dense), at widths GCC 12.2
+  // unrolls into groups of masked loads wider than a vector and, on AVX-512VL hosts, gave each
+  // vector the first one's mask (SF_CONDITIONAL_LOADS in the prelude keeps them scalar).
+  for (int64_t width : {8, 12, 16, 24}) {
+    for (const DType dtype : {DType::kF32, DType::kF64}) {
+      for (std::string f : {"csr", "bsr:2x2"}) {
+        const std::string type = dtype == DType::kF64 ? "f64" : "f32";
+        out.push_back(
+            {"conditional_load_" + f.substr(0, 3) + "_" + type + "_width_" + std::to_string(width),
+             "C(i,j) = A(i,j) * B(i,j) + D(i,j)",
+             {{"A", f}},
+             {{"i", 13}, {"j", width}},
+             0.3,
+             {},
+             {{"A", dtype}, {"B", dtype}, {"C", dtype}, {"D", dtype}}});
+      }
+    }
+  }
   out.push_back({"sddmm_inner_32",
                  "Y(i,j) = M(i,j) * sum(k, A(i,k) * B(j,k))",
                  {{"M", "csr"}, {"Y", "csr"}},

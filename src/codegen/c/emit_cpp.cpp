@@ -413,12 +413,39 @@ class FindsMergeBranches : public Visitor {
   int depth_ = 0;
 };
 
+/// Whether `body` loads under a condition: a Select with a Load in one of its arms.
+class FindsConditionalLoads : public Visitor {
+ public:
+  bool found = false;
+  void visitSelect(const Select& n) override {
+    if (!found) {
+      HasLoad arms;
+      arms.visit(n.a);
+      arms.visit(n.b);
+      found = arms.found;
+    }
+    Visitor::visitSelect(n);
+  }
+
+ private:
+  struct HasLoad : Visitor {
+    bool found = false;
+    void visitLoad(const Load& n) override {
+      found = true;
+      Visitor::visitLoad(n);
+    }
+  };
+};
+
 /// One entry point: the extents, the arrays of every tensor, then `body`.
 void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, const char* name,
                const Stmt& body) {
   FindsMergeBranches merges;
   merges.visit(body);
-  out << "extern \"C\" " << (merges.found ? "SF_MERGE_BRANCHES " : "") << "int32_t " << name
+  FindsConditionalLoads conditionalLoads;
+  conditionalLoads.visit(body);
+  out << "extern \"C\" " << (merges.found ? "SF_MERGE_BRANCHES " : "")
+      << (conditionalLoads.found ? "SF_CONDITIONAL_LOADS " : "") << "int32_t " << name
       << "(const sf_tensor_arg* sf_tensors, const int64_t* sf_extents,\n"
          "                                  const double* sf_params) {\n";
   out << "  (void)sf_tensors; (void)sf_extents; (void)sf_params;\n";

@@ -150,6 +150,16 @@ inline void sf_row_panel_n(T* __restrict out, int64_t n, int64_t begin, int64_t 
 #else
 #define SF_MERGE_BRANCHES
 #endif
+// Entry points with a load under a condition (`c ? a[p] * b[q] : 0`, a structural zero's select)
+// are not if-converted into masked loads: GCC 12.2 (Debian 12) miscompiles them where a constant
+// inner loop is unrolled into a group wider than one vector (AVX-512VL, 256-bit vectors: each
+// vector's masked load takes the first vector's mask; docs/compiler.md, "Compiler workarounds").
+// Without AVX-512VL GCC keeps such loops scalar anyway.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#define SF_CONDITIONAL_LOADS __attribute__((optimize("no-tree-loop-if-convert")))
+#else
+#define SF_CONDITIONAL_LOADS
+#endif
 )sfprelude";
   return text;
 }
