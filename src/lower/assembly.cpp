@@ -11,13 +11,23 @@ using ir::ScalarType;
 using ir::Stmt;
 
 OutputAssembly::OutputAssembly(AssemblyPhase phase, const Operand& target, int nestId,
-                               ScalarType compute, bool hash)
-    : phase_(phase), target_(target), compute_(compute), hash_(hash) {
+                               ScalarType compute, bool hash, bool list)
+    : phase_(phase), target_(target), compute_(compute), hash_(hash && !list), list_(list) {
   if (!active()) return;
-  level_ = target.format.numLevels() - 1;
   const std::string n = std::to_string(nestId);
   count_ = "nnz" + n;
   cursor_ = "w" + n;
+  if (list_) {
+    level_ = 0;
+    pos_ = {posArray(target.arrayPrefix, 0), widthType(target.format.posWidth())};
+    for (int32_t l = 0; l < target.format.numLevels(); ++l) {
+      listCrd_.push_back({crdArray(target.arrayPrefix, l), widthType(target.format.crdWidth())});
+      listDims_.push_back(target.format.level(l).expr.dim);
+    }
+    vals_ = {valuesArray(target.arrayPrefix), target.valueType};
+    return;
+  }
+  level_ = target.format.numLevels() - 1;
   pos_ = {posArray(target.arrayPrefix, level_), widthType(target.format.posWidth())};
   crd_ = {crdArray(target.arrayPrefix, level_), widthType(target.format.crdWidth())};
   vals_ = {valuesArray(target.arrayPrefix), target.valueType};
@@ -57,6 +67,12 @@ void OutputAssembly::beginRow(bool append) {
 
 Stmt OutputAssembly::row(const Expr& parent, Stmt rest) const {
   const Expr count = ir::var(count_, ScalarType::kI64);
+  if (list_) {  // the whole nest: count the writes, or write them from the list's start
+    if (!symbolic()) return ir::block({ir::let(cursor_, ir::intImm(0)), rest});
+    return ir::block(
+        {ir::let(count_, ir::intImm(0)), rest,
+         ir::store(pos_, ir::intImm(1), ir::UpdateOp::kSet, ir::cast(count, pos_.element))});
+  }
   const Expr rowBegin = ir::cast(ir::load(pos_, parent), ScalarType::kI64);
   if (append_ && !symbolic()) return ir::block({ir::let(cursor_, rowBegin), rest});
   std::vector<Stmt> out{ir::let(count_, ir::intImm(0)), rest};
@@ -129,7 +145,21 @@ Stmt OutputAssembly::row(const Expr& parent, Stmt rest) const {
   return ir::block(std::move(out));
 }
 
-Stmt OutputAssembly::write(const Expr& coord, const Expr& value) const {
+Stmt OutputAssembly::write(const std::vector<Expr>& coords, const Expr& value) const {
+  if (list_) {
+    if (symbolic()) return ir::assign(count_, ir::UpdateOp::kAdd, ir::intImm(1));
+    const Expr at = ir::var(cursor_, ScalarType::kI64);
+    std::vector<Stmt> out;
+    for (size_t l = 0; l < listCrd_.size(); ++l) {
+      const Expr& c = coords.at(static_cast<size_t>(listDims_[l]));
+      out.push_back(
+          ir::store(listCrd_[l], at, ir::UpdateOp::kSet, ir::cast(c, listCrd_[l].element)));
+    }
+    out.push_back(ir::store(vals_, at, ir::UpdateOp::kSet, ir::cast(value, vals_.element)));
+    out.push_back(ir::assign(cursor_, ir::UpdateOp::kAdd, ir::intImm(1)));
+    return ir::block(std::move(out));
+  }
+  const Expr& coord = coords.at(static_cast<size_t>(target_.format.level(level_).expr.dim));
   if (append_) {
     if (symbolic()) return ir::assign(count_, ir::UpdateOp::kAdd, ir::intImm(1));
     const Expr at = ir::var(cursor_, ScalarType::kI64);

@@ -33,7 +33,8 @@ namespace {
 
 /// A sparse output without an input's pattern is assembled: one pass, `=`, a sum, and dense levels
 /// over a last compressed level with ordered, unique coordinates (csr, csc, a sparse vector...).
-void checkAssemblable(const TensorArg& arg, const Normalized& normalized, bool accumulate) {
+void checkAssemblable(const TensorArg& arg, const Normalized& normalized, bool accumulate,
+                      bool list) {
   const std::string what = "output " + arg.name + " (" + arg.format.toString() + ")";
   SF_CHECK_CODE(normalized.passes.size() == 1, ErrorCode::kNotSupported)
       << what << ": a sparse output is assembled by one loop nest, and this kernel needs "
@@ -43,6 +44,10 @@ void checkAssemblable(const TensorArg& arg, const Normalized& normalized, bool a
       << what << ": `+=` into a sparse output would change its pattern; use `=` or a dense output";
   SF_CHECK_CODE(normalized.passes[0].op == expr::ReduceOp::kSum, ErrorCode::kNotSupported)
       << what << ": a max reduction into a sparse output is not supported; bind it as dense";
+  if (list) {
+    SF_ICHECK(arg.format == listFormat(arg.rank)) << "a list output is " << arg.format.toString();
+    return;
+  }
   const int32_t last = arg.format.numLevels() - 1;
   for (int32_t l = 0; l <= last; ++l) {
     const LevelSpec& spec = arg.format.level(l);
@@ -78,6 +83,19 @@ Stmt withHashVersion(NestInput input, std::set<std::string>* namesUsed, LoweredK
 }
 
 }  // namespace
+
+Format listFormat(int32_t rank) {
+  SF_ICHECK(rank >= 1) << "a list of rank " << rank;
+  const LevelProperties any{false, false};  // unordered, repeats allowed
+  std::vector<LevelSpec> levels;
+  for (int32_t d = 0; d < rank; ++d) {
+    LevelSpec spec;
+    spec.expr.dim = d;
+    spec.type = d == 0 ? LevelType::compressed(any) : LevelType::singleton(any);
+    levels.push_back(spec);
+  }
+  return Format(rank, std::move(levels), 64, 64);
+}
 
 std::vector<Format> assemblyFormatsFor(const Format& f) {
   const Format& plain = f.isHybrid() ? f.parts().front() : f;
@@ -231,8 +249,9 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
           pattern->outputPattern = true;
           out.outputPatternFrom = pattern->tensor;
         } else {
-          checkAssemblable(arg, normalized, out.accumulate);
-          out.assembledLevel = arg.format.numLevels() - 1;
+          checkAssemblable(arg, normalized, out.accumulate, options.listOutput);
+          out.assembledLevel = options.listOutput ? 0 : arg.format.numLevels() - 1;
+          out.listOutput = options.listOutput;
         }
       }
     }
@@ -244,12 +263,14 @@ LoweredKernel lowerKernel(const expr::CheckedKernel& kernel, const LowerOptions&
                     options.parallel,
                     static_cast<int>(n),
                     options.order};
+    input.listOutput = out.listOutput;
     if (out.assembledLevel >= 0) {  // the symbolic phase first, from the same pass
       input.assembly = AssemblyPhase::kSymbolic;
       std::string symbolicOrder;
       std::vector<Stmt> symbolic = top;
       symbolic.push_back(ir::comment("nest " + std::to_string(n) + ": " + pass.target +
-                                     ", symbolic phase (entries per row)"));
+                                     (out.listOutput ? ", symbolic phase (writes counted)"
+                                                     : ", symbolic phase (entries per row)")));
       symbolic.push_back(withHashVersion(input, &requestedSeen, &out));
       out.symbolic = ir::block(std::move(symbolic));
       input.assembly = AssemblyPhase::kNumeric;

@@ -49,6 +49,11 @@ struct LoweredKernel {
   /// pos[p + 1]; `body` then writes coordinates and values at the summed positions.
   int32_t assembledLevel = -1;
   ir::Stmt symbolic;
+  /// The output is collected as a list (format listFormat(rank), assembledLevel 0): the symbolic
+  /// phase counts the writes into pos[1], the numeric phase stores each write's coordinates and
+  /// value as the loops reach them, repeats included; the runtime sorts the list and sums repeats
+  /// into convertOutputTo (lower/assembly.h). Runs on one thread.
+  bool listOutput = false;
   /// The assembly has a hash-workspace version: the runtime passes its capacity as one more
   /// extent after the index variables' (sf_ws_capacity, see lower/assembly.h).
   bool hashCapacity = false;
@@ -79,6 +84,9 @@ struct LowerOptions {
   std::map<std::string, std::vector<std::string>> levelOrders;
   /// sparse_fuse(): inputs read through a coordinate (coo) copy with levels in these orders.
   std::map<std::string, std::vector<std::string>> fusedLevels;
+  /// A sparse output given as listFormat(rank) is collected as a list of writes (LoweredKernel::
+  /// listOutput) instead of being refused where its rows cannot be assembled one at a time.
+  bool listOutput = false;
 };
 
 /// The formats an output of format `f` can be assembled in when lowering cannot produce `f`
@@ -88,6 +96,11 @@ struct LowerOptions {
 /// rank 3 (a csr output of csc inputs is assembled as csc) or, beyond rank 3, in dimension order
 /// only; `f`'s index widths. The runtime converts.
 std::vector<Format> assemblyFormatsFor(const Format& f);
+
+/// The format of an output collected as a list (LowerOptions::listOutput): the dimensions in
+/// order, a first compressed level and singletons below it, unordered, repeats allowed, 64-bit
+/// positions and coordinates.
+Format listFormat(int32_t rank);
 
 /// Lowers a checked kernel. Throws kNotSupported naming the tensors and index for what this
 /// version cannot do yet (co-iteration of several sparse operands over one index, sparse outputs

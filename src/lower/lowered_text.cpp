@@ -157,6 +157,7 @@ std::string printKernel(const LoweredKernel& kernel) {
   if (!kernel.outputPatternFrom.empty()) out << "pattern from " << kernel.outputPatternFrom << "\n";
   if (kernel.accumulate) out << "accumulate\n";
   if (kernel.assembledLevel >= 0) out << "assembled level " << kernel.assembledLevel << "\n";
+  if (kernel.listOutput) out << "list output\n";
   if (kernel.hashCapacity) out << "hash capacity\n";
   for (const std::string& order : kernel.loopOrders) out << "loop order " << order << "\n";
   for (const LoweredKernel::TemporaryArray& t : kernel.temporaries) {
@@ -254,6 +255,10 @@ LoweredKernel parseKernel(const std::string& text, const std::string& source) {
       h.expect("level");
       k.assembledLevel = static_cast<int32_t>(h.integer());
       h.end();
+    } else if (h.startsWith("list")) {
+      h.expect("output");
+      k.listOutput = true;
+      h.end();
     } else if (h.startsWith("hash")) {
       h.expect("capacity");
       k.hashCapacity = true;
@@ -284,7 +289,8 @@ LoweredKernel parseKernel(const std::string& text, const std::string& source) {
     } else {
       SF_FAIL(kInvalidArgument) << h.where() << ": unknown header line '" << lines[n]
                                 << "' (tensor, array, index, param, compute, pattern from, "
-                                   "accumulate, assembled level, hash capacity, loop order, "
+                                   "accumulate, assembled level, list output, hash capacity, "
+                                   "loop order, "
                                    "temporary, output indices, convert output to, note)";
     }
   }
@@ -344,10 +350,10 @@ bool sameKernel(const LoweredKernel& a, const LoweredKernel& b) {
   return sameTensors(a.tensors, b.tensors) && sameArrays(a.arrays, b.arrays) &&
          a.indexVars == b.indexVars && a.params == b.params && a.computeType == b.computeType &&
          a.outputPatternFrom == b.outputPatternFrom && a.accumulate == b.accumulate &&
-         a.assembledLevel == b.assembledLevel && a.hashCapacity == b.hashCapacity &&
-         a.loopOrders == b.loopOrders && sameTemporaries(a.temporaries, b.temporaries) &&
-         a.outputIndices == b.outputIndices && a.notes == b.notes &&
-         a.convertOutputTo == b.convertOutputTo &&
+         a.assembledLevel == b.assembledLevel && a.listOutput == b.listOutput &&
+         a.hashCapacity == b.hashCapacity && a.loopOrders == b.loopOrders &&
+         sameTemporaries(a.temporaries, b.temporaries) && a.outputIndices == b.outputIndices &&
+         a.notes == b.notes && a.convertOutputTo == b.convertOutputTo &&
          (a.symbolic == nullptr) == (b.symbolic == nullptr) &&
          (a.symbolic == nullptr || ir::equal(a.symbolic, b.symbolic)) && ir::equal(a.body, b.body);
 }

@@ -10,6 +10,10 @@ void NestBuilder::noteOuterLoop(int v, bool unique) {
 }
 
 Stmt NestBuilder::openRow(int depth) {
+  if (assembly_.list()) {  // the whole nest is one list, in any loop order
+    rowOpen_ = true;
+    return assembly_.row(ir::intImm(0), emit(depth));
+  }
   const int32_t level = assembly_.level();
   SF_CHECK_CODE(!outerRepeats_, ErrorCode::kNotSupported)
       << "output " << target_.tensor << " (" << target_.format.toString() << "): the loops ("
@@ -41,8 +45,15 @@ bool NestBuilder::parentKnown() const {
   return level == 0 || positions_[ops_.size()][static_cast<size_t>(level - 1)] != nullptr;
 }
 
-Expr NestBuilder::assembledCoordinate() const {
-  return ir::var(vars_[static_cast<size_t>(assembledVar_)].name(), ScalarType::kI64);
+std::vector<Expr> NestBuilder::outputCoordinates() const {
+  std::vector<Expr> coords;
+  for (const std::string& index : target_.indices) {
+    // A whole loop variable, or the whole index bound from its block and in-block parts.
+    const int whole = varId(index, LevelExpr::Op::kIdentity);
+    coords.push_back(ir::var(whole >= 0 ? vars_[static_cast<size_t>(whole)].name() : "v_" + index,
+                             ScalarType::kI64));
+  }
+  return coords;
 }
 
 }  // namespace sparseflow::lower::detail

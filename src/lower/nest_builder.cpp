@@ -55,7 +55,9 @@ Stmt NestBuilder::build(std::string* orderText) {
   }
   SF_ICHECK(isDenseFormat(target_.format) || patternOperand_ >= 0 || assembly_.active())
       << "sparse target without a pattern";
-  if (assembly_.active()) {
+  if (assembly_.list()) {
+    parallel_ = false;  // one list, one cursor
+  } else if (assembly_.active()) {
     // A sparse vector output is one row: the nest runs serially.
     parallel_ = parallel_ && assembly_.level() > 0;
     assembledVar_ = levelVar(target_, assembly_.level());
@@ -77,7 +79,7 @@ Stmt NestBuilder::build(std::string* orderText) {
   std::vector<Stmt> prologue;
   bindAvailable(prologue);
   Stmt nest = emit(0);
-  if (assembly_.active()) {
+  if (assembly_.active() && !assembly_.list()) {
     const Expr extent = loopExtent(vars_[static_cast<size_t>(assembledVar_)]);
     nest = assembly_.withWorkspaces(nest, extent);
     if (assembly_.usedWorkspace()) workspaceExtent = extent;
@@ -477,7 +479,7 @@ Stmt NestBuilder::emitAccumulated(int depth) {
     return ir::block({ir::let(acc, ir::floatImm(init, compute_)), ir::let(hit, boolConstant(false)),
                       loops,
                       ir::ifThen(ir::var(hit, ScalarType::kBool),
-                                 assembly_.write(assembledCoordinate(), ir::var(acc, compute_)))});
+                                 assembly_.write(outputCoordinates(), ir::var(acc, compute_)))});
   }
   return ir::block({ir::let(acc, ir::floatImm(init, compute_)), loops,
                     ir::store(targetArray(), targetPosition(), ir::UpdateOp::kAdd,
@@ -508,13 +510,16 @@ Stmt NestBuilder::innermost() {
            ir::assign("hit" + std::to_string(nestId_), ir::UpdateOp::kSet, boolConstant(true))});
     }
   } else if (assembly_.active()) {
-    update = assembly_.write(assembledCoordinate(), assembly_.symbolic() ? nullptr : value());
+    update = assembly_.write(outputCoordinates(), assembly_.symbolic() ? nullptr : value());
   } else {
     update = ir::store(targetArray(), targetPosition(), updateOp(),
                        ir::cast(value(), target_.valueType));
   }
-  // After co-iteration: only where the body may be nonzero for the operands present here.
-  const Expr where = nonzeroWhere([&](size_t k) { return present_[k]; });
+  // After co-iteration: only where the body may be nonzero for the operands present here. A
+  // list's writes also skip a zero-fill operand's padding (bsr blocks, ell slots), which is no
+  // entry: a list has no pattern to copy, its entries are the writes.
+  const Expr where =
+      nonzeroWhere([&](size_t k) { return assembly_.list() ? entryHere(k) : present_[k]; });
   return isConstant(where, true) ? update : ir::ifThen(where, update);
 }
 
@@ -526,7 +531,7 @@ ir::Stmt buildNest(const NestInput& input, std::string* orderText, std::set<std:
                    NestInfo* info) {
   detail::NestBuilder builder(input.pass, input.operands, input.target, input.scalars,
                               input.compute, input.parallel, input.nestId, input.requestedOrder,
-                              input.assembly, input.hashWorkspace);
+                              input.assembly, input.hashWorkspace, input.listOutput);
   ir::Stmt nest = builder.build(orderText);
   namesUsed->insert(builder.namesUsed.begin(), builder.namesUsed.end());
   if (info != nullptr) info->workspaceExtent = builder.workspaceExtent;

@@ -52,6 +52,7 @@ struct NestInput {
   const std::vector<std::string>& requestedOrder;  ///< reorder()'s loop names
   AssemblyPhase assembly = AssemblyPhase::kNone;
   bool hashWorkspace = false;  ///< assembly rows go through a hash workspace, not a dense one
+  bool listOutput = false;     ///< assembly collects a list of writes (see assembly.h)
 };
 
 /// What building a nest found out.

@@ -38,7 +38,7 @@ class NestBuilder {
   NestBuilder(const Pass& pass, std::vector<Operand> operands, const Operand& target,
               const std::map<std::string, Expr>& values, ScalarType compute, bool parallel,
               int nestId, const std::vector<std::string>& requestedOrder, AssemblyPhase phase,
-              bool hashWorkspace)
+              bool hashWorkspace, bool listOutput)
       : pass_(pass),
         ops_(std::move(operands)),
         target_(target),
@@ -47,7 +47,7 @@ class NestBuilder {
         parallel_(parallel),
         nestId_(nestId),
         requested_(requestedOrder),
-        assembly_(phase, target_, nestId, compute, hashWorkspace) {}
+        assembly_(phase, target_, nestId, compute, hashWorkspace, listOutput) {}
 
   /// The requested loop names this nest has (after build()).
   std::set<std::string> namesUsed;
@@ -165,7 +165,8 @@ class NestBuilder {
 
   Stmt emitAccumulated(int depth);
 
-  Expr assembledCoordinate() const;
+  /// The target's coordinate in each dimension at the innermost loop (assembly's writes).
+  std::vector<Expr> outputCoordinates() const;
 
   std::string accName_;  // the live accumulator, or ""
   // A sum's accumulator takes only the factors of the body's product that change inside the

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "schedule/schedule.h"
+#include "sparseflow/build.h"
 #include "support/check.h"
 
 namespace sparseflow::pipeline {
@@ -26,7 +27,28 @@ std::shared_ptr<const Tensor> PartsExecutable::whole(const Inputs& inputs) const
   return conversions_.convert(d.tensor, given, d.format, given.dtype());
 }
 
+Tensor PartsExecutable::sumOfParts(const Inputs& inputs, const Params& params) const {
+  const std::shared_ptr<const Tensor> hybrid = whole(inputs);
+  Inputs partInputs = inputs;
+  Coo entries;
+  DType dtype = DType::kF32;
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    partInputs[decomposition_.tensor] = &hybrid->parts()[p];
+    const Tensor part = parts_[p]->executable->run(partInputs, params);
+    const Coo coo = toCoo(part);
+    entries.shape = coo.shape;
+    entries.coords.insert(entries.coords.end(), coo.coords.begin(), coo.coords.end());
+    entries.values.insert(entries.values.end(), coo.values.begin(), coo.values.end());
+    dtype = part.dtype();
+  }
+  BuildOptions options;
+  options.dtype = dtype;
+  options.duplicates = Duplicates::kSum;
+  return fromCoo(entries, *decomposition_.sparseOutput, options);
+}
+
 Tensor PartsExecutable::run(const Inputs& inputs, const Params& params) const {
+  if (decomposition_.sparseOutput) return sumOfParts(inputs, params);
   const std::shared_ptr<const Tensor> hybrid = whole(inputs);
   Inputs partInputs = inputs;
   Tensor output;
@@ -42,6 +64,20 @@ Tensor PartsExecutable::run(const Inputs& inputs, const Params& params) const {
 }
 
 void PartsExecutable::runInto(const Inputs& inputs, Tensor& output, const Params& params) const {
+  if (decomposition_.sparseOutput) {  // a new pattern: the output is replaced, in its format
+    Tensor result = sumOfParts(inputs, params);
+    const Format& target = *decomposition_.sparseOutput;
+    SF_USER_CHECK(output.shape() == result.shape())
+        << "output has the wrong shape for these inputs (" << text_ << ")";
+    // ell / hyb choose their width from the data: any width of that format is the same output.
+    const bool sameFormat =
+        output.format() == target || output.format() == result.format() ||
+        (target.needsData() && output.format().toString().rfind(target.toString() + ":", 0) == 0);
+    SF_USER_CHECK(sameFormat) << "output is " << output.format().toString() << "; the kernel makes "
+                              << target.toString();
+    output = std::move(result);
+    return;
+  }
   const std::shared_ptr<const Tensor> hybrid = whole(inputs);
   Inputs partInputs = inputs;
   for (size_t p = 0; p < parts_.size(); ++p) {
@@ -51,9 +87,11 @@ void PartsExecutable::runInto(const Inputs& inputs, Tensor& output, const Params
 }
 
 std::string PartsExecutable::describe() const {
-  std::string text = "  format decomposition: " + decomposition_.tensor + " (" +
-                     decomposition_.format.toString() +
-                     ") runs as one kernel per part, accumulated into the output\n";
+  std::string text =
+      "  format decomposition: " + decomposition_.tensor + " (" + decomposition_.format.toString() +
+      ") runs as one kernel per part, " +
+      (decomposition_.sparseOutput ? "the parts' entries summed into the output's format\n"
+                                   : "accumulated into the output\n");
   for (size_t p = 0; p < parts_.size(); ++p) {
     text += "  part " + std::to_string(p) + " (" + decomposition_.partFormats[p] +
             "): " + decomposition_.partTexts[p] + "\n" + parts_[p]->executable->describe();

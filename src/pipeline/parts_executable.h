@@ -1,6 +1,7 @@
 // Format decomposition's executable: a kernel whose input is hybrid (hyb = ELL part + COO
-// remainder) runs as one compiled kernel per part, accumulated into one output
-// (runtime/format_decomposition.h decides the parts).
+// remainder) runs as one compiled kernel per part, accumulated into one output, or, for a sparse
+// output, one output per part whose entries are summed (runtime/format_decomposition.h decides
+// the parts).
 #pragma once
 
 #include <memory>
@@ -25,6 +26,8 @@ class PartsExecutable final : public Executable {
  private:
   /// The hybrid input, converted to the decomposition's format when it is not in it.
   std::shared_ptr<const Tensor> whole(const Inputs& inputs) const;
+  /// A sparse output: each part's, their entries summed into the output's format.
+  Tensor sumOfParts(const Inputs& inputs, const Params& params) const;
 
   runtime::Decomposition decomposition_;
   std::string text_;

@@ -160,7 +160,23 @@ lower::LoweredKernel lowerStage(const CheckedStage& checked) {
                               ", then converted (one pass over its entries)");
       return lowered;
     }
-    std::rethrow_exception(first);
+    // The loops reach its rows more than once in every order (a coo or bsr driver...): the
+    // writes are collected as a list, then sorted and summed into the format (lower/assembly.h).
+    if (format->second.rank() < 1) throw;
+    lower::LowerOptions options = checked.lowerOptions;
+    options.formats[output] = lower::listFormat(format->second.rank());
+    options.listOutput = true;
+    lower::LoweredKernel lowered;
+    try {
+      lowered = lower::lowerKernel(checked.checked, options);
+    } catch (const Error&) {
+      std::rethrow_exception(first);
+    }
+    lowered.convertOutputTo = format->second;
+    lowered.notes.push_back("output " + output + " (" + format->second.toString() +
+                            ") is collected as a list of its writes in the loops' order, then "
+                            "sorted and its repeated coordinates summed (one thread)");
+    return lowered;
   }
 }
 
@@ -168,8 +184,11 @@ lower::LoweredKernel scheduleStage(lower::LoweredKernel lowered, const schedule:
   SF_CHECK_CODE(lowered.assembledLevel < 0 || !schedule::hasParallel(sched),
                 ErrorCode::kNotSupported)
       << "output " << lowered.tensors.at(0).name
-      << " is assembled row by row (per-thread workspaces over the default parallel row loop): a "
-         "schedule may not choose other parallel loops for it ('"
+      << (lowered.listOutput
+              ? " is collected as a list of its writes (one cursor, one thread): a schedule may "
+                "not add parallel loops to it ('"
+              : " is assembled row by row (per-thread workspaces over the default parallel row "
+                "loop): a schedule may not choose other parallel loops for it ('")
       << sched.toString() << "')";
   const std::vector<schedule::DenseOutput> denseOutputs =
       denseOutputOf(lowered, lowered.outputIndices);

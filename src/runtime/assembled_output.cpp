@@ -32,7 +32,8 @@ Tensor runAssembling(const lower::LoweredKernel& lowered, const BoundInputs& bou
   const lower::TensorArg& out = lowered.tensors[0];
   const Format& format = out.format;
   const int32_t level = lowered.assembledLevel;
-  SF_ICHECK(level == format.numLevels() - 1) << "assembled level " << level;
+  SF_ICHECK(level == format.numLevels() - 1 || (lowered.listOutput && level == 0))
+      << "assembled level " << level;
   // Parent positions of the assembled level: the product of the dense levels' extents.
   int64_t parents = 1;
   for (int32_t l = 0; l < level; ++l)
@@ -51,7 +52,9 @@ Tensor runAssembling(const lower::LoweredKernel& lowered, const BoundInputs& bou
   Buffer& pos = levels[static_cast<size_t>(level)].pos;
   const int64_t entries = posType == DType::kI64 ? prefixSum<int64_t>(pos, out.name)
                                                  : prefixSum<int32_t>(pos, out.name);
-  levels[static_cast<size_t>(level)].crd = Buffer::zeros(crdType, entries);
+  // A list's singleton levels hold a coordinate per entry too.
+  for (size_t l = static_cast<size_t>(level); l < levels.size(); ++l)
+    levels[l].crd = Buffer::zeros(crdType, entries);
   Tensor result(bound.outputShape, valueType, format, std::move(levels),
                 Buffer::zeros(valueType, entries));
   const std::vector<sf_tensor_arg> args = tensorArgs(lowered, bound, result);

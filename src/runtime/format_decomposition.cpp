@@ -16,16 +16,13 @@ std::optional<Decomposition> decompose(const expr::CheckedKernel& kernel,
     SF_CHECK_CODE(!out, ErrorCode::kNotSupported)
         << "inputs " << out->tensor << " and " << name
         << " are both hybrid; format decomposition splits one input: convert the other first";
-    out = Decomposition{name, format, {}, {}};
+    out = Decomposition{name, format, {}, {}, std::nullopt};
   }
   if (!out) return out;
   const std::string& name = out->tensor;
   const auto output = formats.find(kernel.output);
-  SF_CHECK_CODE(output == formats.end() || lower::isDenseFormat(output->second),
-                ErrorCode::kNotSupported)
-      << "input " << name << " (" << out->format.toString() << ") runs as one kernel per part, "
-      << "accumulated into the output; that needs a dense output, not "
-      << output->second.toString();
+  if (output != formats.end() && !lower::isDenseFormat(output->second))
+    out->sparseOutput = output->second;
   const lower::Normalized normalized = lower::normalize(kernel);
   const auto linear = [&] {
     if (normalized.passes.size() != 1) return false;
@@ -44,7 +41,7 @@ std::optional<Decomposition> decompose(const expr::CheckedKernel& kernel,
       << " to one format first";
   for (size_t p = 0; p < out->format.parts().size(); ++p) {
     expr::Statement part = kernel.statement;
-    part.accumulate = part.accumulate || p > 0;
+    part.accumulate = part.accumulate || (p > 0 && !out->sparseOutput);
     out->partTexts.push_back(expr::toString(part));
     out->partFormats.push_back(out->format.parts()[p].toString());
   }

@@ -100,7 +100,9 @@ std::string Kernel::describe() const {
       out << "  nest " << n << " loops: " << k.lowered.loopOrders[n] << "\n";
     if (!k.lowered.outputPatternFrom.empty())
       out << "  output pattern: " << k.lowered.outputPatternFrom << "\n";
-    if (k.lowered.symbolic)
+    if (k.lowered.symbolic && k.lowered.listOutput)
+      out << "  output listed: symbolic phase (writes counted), numeric (writes listed), sorted\n";
+    else if (k.lowered.symbolic)
       out << "  output assembled: symbolic phase (entries per row), then numeric\n";
     for (const std::string& note : k.lowered.notes) out << "  note: " << note << "\n";
     if (k.contraction) out << "  contraction: " << k.contraction->toString() << "\n";

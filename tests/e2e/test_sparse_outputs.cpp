@@ -120,6 +120,85 @@ TEST(SparseOutputs, EveryOutputFormatOfEveryKernelMatchesFloat64) {
   EXPECT_LT(converted, checked);
 }
 
+// Drivers that reach an output row more than once (coo's row level, bsr's blocks, a hybrid's
+// parts) cannot assemble it row by row: the writes are collected as a list, sorted and summed
+// (lower/assembly.h, runtime/listed_output.h), or, for a hybrid input, each part's output is made
+// and their entries summed. Each case against float64, in the format asked for, with exactly the
+// entries the kernel writes (a bsr block's padding is no entry), and through run(inputs, output).
+TEST(SparseOutputs, RowsReachedMoreThanOnceAreCollectedAsAList) {
+  const uint64_t seed = sparseflow::testing::freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  struct ListCase {
+    std::string text;
+    std::map<std::string, std::string> inputFormats;
+    std::vector<std::string> outputFormats;
+    std::string how;  ///< what describe() says about the output
+  };
+  const std::string list = "collected as a list";
+  const std::string parts = "the parts' entries summed";
+  const std::vector<ListCase> cases = {
+      {"C(i,j) = A(i,j) * sum(k, D(i,k) * E(j,k))",
+       {{"A", "coo"}},
+       {"csr", "dcsr", "csc", "bsr:2x2"},
+       list},
+      {"C(i,j) = A(i,j) * sum(k, D(i,k) * E(j,k))",
+       {{"A", "bsr:2x2"}},
+       {"csr", "coo", "dcsr"},
+       list},
+      {"C(i,j) = A(i,j) * sum(k, D(i,k) * E(j,k))", {{"A", "bsr:4x3"}}, {"csr", "csc"}, list},
+      {"C(i,j) = A(i,j) * sum(k, D(i,k) * E(j,k))",
+       {{"A", "hyb"}},
+       {"csr", "coo", "bsr:2x2", "hyb"},
+       parts},
+      {"C(i,j) = 2 * A(i,j)", {{"A", "bsr:4x3"}}, {"csr", "dcsr"}, list},
+      {"C(i,j) = A(i,k) * B(k,j)", {{"A", "coo"}, {"B", "csr"}}, {"csr", "dcsr"}, list},
+      {"C(j,i) = A(i,j)", {{"A", "coo"}}, {"csr"}, list},
+      {"C(j,i) = A(i,j)", {{"A", "hyb"}}, {"csr", "dcsc"}, parts},
+  };
+  int listed = 0;
+  for (const ListCase& c : cases) {
+    for (const std::string& outFormat : c.outputFormats) {
+      SCOPED_TRACE(c.text + " with " + c.inputFormats.begin()->second + " into " + outFormat);
+      KernelOptions options;
+      options.formats = c.inputFormats;
+      options.formats["C"] = outFormat;
+      Kernel kernel;
+      try {
+        kernel = Kernel::compile(c.text, options);
+      } catch (const Error& e) {
+        ADD_FAILURE() << e.what();
+        continue;
+      }
+      EXPECT_NE(kernel.describe().find(c.how), std::string::npos) << kernel.describe();
+      const testing::KernelInputs in = testing::randomInputs(
+          c.text, c.inputFormats, {{"i", 37}, {"j", 29}, {"k", 23}}, 0.12, {}, rng);
+      const Tensor result = kernel.run(in.pointers());
+      const Format want = Format::parse(outFormat, 2);
+      if (want.needsData()) {
+        EXPECT_EQ(result.format().toString().rfind(outFormat + ":", 0), 0u)
+            << result.format().toString();
+      } else {
+        EXPECT_EQ(result.format(), want) << result.format().toString();
+      }
+      const std::vector<double> expected = testing::referenceOf(c.text, in);
+      const std::vector<double> got = toDense(result);
+      ASSERT_EQ(got.size(), expected.size());
+      EXPECT_EQ(testing::countMismatches(got, expected, 1e-5, true), 0) << kernel.describe();
+      // One entry per coordinate written, none for padding: the inputs' values are never 0, so
+      // the entries are the reference's nonzeros.
+      int64_t nonzeros = 0;
+      for (double v : expected) nonzeros += v != 0;
+      EXPECT_EQ(toCoo(result).numEntries(), nonzeros);
+      Tensor into = convert(result, result.format());
+      kernel.run(in.pointers(), into);
+      EXPECT_EQ(toDense(into), got);
+      listed += c.how == list;
+    }
+  }
+  EXPECT_EQ(listed, 14);
+}
+
 TEST(SparseOutputs, AssemblyFormatsAreEveryOrderUpToRankThreeAndTwoBeyond) {
   // A refused output is retried in each assembly format: rank! of them would be 40,320 lowerings
   // at rank 8.

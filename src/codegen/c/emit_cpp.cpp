@@ -469,12 +469,13 @@ void emitEntry(std::ostringstream& out, const lower::LoweredKernel& kernel, cons
           << a.level << "];\n";
       continue;
     }
-    // The output's values, and the index arrays of the level it assembles, are written.
+    // The output's values, and the index arrays of the level it assembles (a list: of every
+    // level), are written.
+    const bool indexArray =
+        a.kind == lower::ArrayBinding::Kind::kPos || a.kind == lower::ArrayBinding::Kind::kCrd;
     const bool writable =
-        a.tensor == 0 &&
-        (a.kind == lower::ArrayBinding::Kind::kValues ||
-         (a.level == kernel.assembledLevel && (a.kind == lower::ArrayBinding::Kind::kPos ||
-                                               a.kind == lower::ArrayBinding::Kind::kCrd)));
+        a.tensor == 0 && (a.kind == lower::ArrayBinding::Kind::kValues ||
+                          (indexArray && (a.level == kernel.assembledLevel || kernel.listOutput)));
     const char* type = cppTypeName(a.array.element);
     out << "  " << (writable ? "" : "const ") << type << "* __restrict " << a.array.name << " = ("
         << (writable ? "" : "const ") << type << "*)sf_tensors[" << a.tensor << "]."

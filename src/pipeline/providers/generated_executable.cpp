@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/assembled_output.h"
+#include "runtime/listed_output.h"
 #include "sparseflow/convert.h"
 #include "support/check.h"
 
@@ -35,6 +36,8 @@ Tensor GeneratedExecutable::makeOutput(const runtime::BoundInputs& bound) const 
 
 Tensor GeneratedExecutable::run(const Inputs& inputs, const Params& params) const {
   Tensor output = runInAssemblyFormat(inputs, params);
+  // A list of the writes: sorted, repeats summed (lower/assembly.h).
+  if (lowered_.listOutput) return runtime::sortedFromList(output, *lowered_.convertOutputTo);
   // An output format the kernel does not assemble itself: converted, exactly (lower.h).
   if (lowered_.convertOutputTo) return convertOwned(std::move(output), *lowered_.convertOutputTo);
   return output;
