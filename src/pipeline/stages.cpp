@@ -2,6 +2,7 @@
 #include "pipeline/stages.h"
 
 #include <exception>
+#include <optional>
 #include <sstream>
 
 #include "codegen/c/emit_cpp.h"
@@ -89,7 +90,13 @@ CheckedStage checkStage(const expr::Statement& statement, const KernelOptions& o
     lowerOptions.formats[name] = Format::parse("hyb:" + std::to_string(width), 2);
   }
   out.checked = expr::check(statement, infos, indexCopies);
-  out.decomposition = runtime::decompose(out.checked, lowerOptions.formats);
+  // A hybrid input with a sparse output is read through one csr copy (lowerStage) unless the
+  // schedule asks for its parts (then each part's output, their entries summed).
+  const auto outFormat = lowerOptions.formats.find(statement.lhs.tensor);
+  const bool sparseOutput =
+      outFormat != lowerOptions.formats.end() && !lower::isDenseFormat(outFormat->second);
+  if (!sparseOutput || !schedule::decompositions(out.schedule).empty())
+    out.decomposition = runtime::decompose(out.checked, lowerOptions.formats);
   return out;
 }
 
@@ -131,52 +138,94 @@ std::string printCanonical(const CanonicalStage& canonical) {
   return "# not a contraction: " + canonical.notContraction + "\n";
 }
 
+namespace {
+
+std::optional<lower::LoweredKernel> lowered(const CheckedStage& checked,
+                                            const lower::LowerOptions& options) {
+  try {
+    return lower::lowerKernel(checked.checked, options);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+/// The kernel with its output in `format` or, when lowering does not assemble that (dcsr, coo, bsr,
+/// csf, a permuted level order...), assembled in dense levels over a last compressed one, in that
+/// format's dimension order (else another), then converted by the runtime.
+std::optional<lower::LoweredKernel> withAssembledOutput(const CheckedStage& checked,
+                                                        lower::LowerOptions options,
+                                                        const Format& format) {
+  const std::string& output = checked.checked.output;
+  options.formats[output] = format;
+  if (auto done = lowered(checked, options)) return done;
+  for (const Format& assembly : lower::assemblyFormatsFor(format)) {
+    if (assembly == format) continue;
+    options.formats[output] = assembly;
+    auto done = lowered(checked, options);
+    if (!done) continue;
+    done->convertOutputTo = format;
+    done->notes.push_back("output " + output + " (" + format.toString() + ") is assembled as " +
+                          assembly.toString() + ", then converted (one pass over its entries)");
+    return done;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 lower::LoweredKernel lowerStage(const CheckedStage& checked) {
   try {
     return lower::lowerKernel(checked.checked, checked.lowerOptions);
   } catch (const Error& e) {
-    // An output format lowering does not assemble itself (dcsr, coo, bsr, csf, a permuted level
-    // order...): assembled in dense levels over a last compressed one, in that format's dimension
-    // order (else another), then converted by the runtime. When none lowers, the first error
-    // stands.
+    // A sparse output the kernel cannot produce as asked. When none of the ways below lowers, the
+    // first error stands.
     if (e.code() != ErrorCode::kNotSupported) throw;
     const std::exception_ptr first = std::current_exception();
     const std::string& output = checked.checked.output;
     const auto format = checked.lowerOptions.formats.find(output);
-    if (format == checked.lowerOptions.formats.end()) throw;
-    for (const Format& assembly : lower::assemblyFormatsFor(format->second)) {
-      if (assembly == format->second) continue;
-      lower::LowerOptions options = checked.lowerOptions;
-      options.formats[output] = assembly;
-      lower::LoweredKernel lowered;
-      try {
-        lowered = lower::lowerKernel(checked.checked, options);
-      } catch (const Error&) {
-        continue;
-      }
-      lowered.convertOutputTo = format->second;
-      lowered.notes.push_back("output " + output + " (" + format->second.toString() +
-                              ") is assembled as " + assembly.toString() +
-                              ", then converted (one pass over its entries)");
-      return lowered;
+    if (format == checked.lowerOptions.formats.end() || format->second.rank() < 1) throw;
+    // 1. The output assembled in another format and converted.
+    if (auto done = withAssembledOutput(checked, checked.lowerOptions, format->second))
+      return std::move(*done);
+    // 2. Sparse inputs whose storage reaches an output row more than once (coo's row level, bsr
+    // blocks, ell slots, a hybrid's parts...) read through a compressed copy in their level order
+    // (csr for coo, bsr and hyb), converted once while the input's contents do not change
+    // (runtime/conversion_cache.h).
+    lower::LowerOptions copies = checked.lowerOptions;
+    std::vector<std::string> notes;
+    for (auto& [name, f] : copies.formats) {
+      if (name == output || lower::isDenseFormat(f)) continue;
+      const Format compressed = lower::assemblyFormatsFor(f).front();
+      if (compressed == f) continue;
+      notes.push_back("input " + name + " (" + f.toString() + ") is read through a " +
+                      compressed.toString() +
+                      " copy (converted once while its contents do not change)");
+      f = compressed;
     }
-    // The loops reach its rows more than once in every order (a coo or bsr driver...): the
-    // writes are collected as a list, then sorted and summed into the format (lower/assembly.h).
-    if (format->second.rank() < 1) throw;
+    if (!notes.empty()) {
+      if (auto done = withAssembledOutput(checked, copies, format->second)) {
+        done->notes.insert(done->notes.end(), notes.begin(), notes.end());
+        return std::move(*done);
+      }
+    }
+    // 3. The writes collected as a list, then sorted and summed into the format
+    // (lower/assembly.h), one thread: the inputs as given, else through the copies.
     lower::LowerOptions options = checked.lowerOptions;
     options.formats[output] = lower::listFormat(format->second.rank());
     options.listOutput = true;
-    lower::LoweredKernel lowered;
-    try {
-      lowered = lower::lowerKernel(checked.checked, options);
-    } catch (const Error&) {
-      std::rethrow_exception(first);
+    auto done = lowered(checked, options);
+    if (!done && !notes.empty()) {
+      copies.formats[output] = options.formats[output];
+      copies.listOutput = true;
+      done = lowered(checked, copies);
+      if (done) done->notes.insert(done->notes.end(), notes.begin(), notes.end());
     }
-    lowered.convertOutputTo = format->second;
-    lowered.notes.push_back("output " + output + " (" + format->second.toString() +
-                            ") is collected as a list of its writes in the loops' order, then "
-                            "sorted and its repeated coordinates summed (one thread)");
-    return lowered;
+    if (!done) std::rethrow_exception(first);
+    done->convertOutputTo = format->second;
+    done->notes.push_back("output " + output + " (" + format->second.toString() +
+                          ") is collected as a list of its writes in the loops' order, then "
+                          "sorted and its repeated coordinates summed (one thread)");
+    return std::move(*done);
   }
 }
 
