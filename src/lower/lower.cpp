@@ -97,23 +97,32 @@ Format listFormat(int32_t rank) {
   return Format(rank, std::move(levels), 64, 64);
 }
 
-std::vector<Format> assemblyFormatsFor(const Format& f) {
+Format compressedInOrder(const Format& widthsOf, const std::vector<int32_t>& dims) {
+  std::vector<LevelSpec> levels;
+  for (size_t l = 0; l < dims.size(); ++l) {
+    LevelSpec spec;
+    spec.expr.dim = dims[l];
+    spec.type = l + 1 < dims.size() ? LevelType::dense() : LevelType::compressed();
+    levels.push_back(spec);
+  }
+  return Format(static_cast<int32_t>(dims.size()), std::move(levels), widthsOf.posWidth(),
+                widthsOf.crdWidth());
+}
+
+std::vector<int32_t> storageDimensions(const Format& f) {
   const Format& plain = f.isHybrid() ? f.parts().front() : f;
   std::vector<int32_t> dims;
   for (const LevelSpec& spec : plain.levels()) {
     if (std::find(dims.begin(), dims.end(), spec.expr.dim) == dims.end())
       dims.push_back(spec.expr.dim);
   }
-  auto inOrder = [&](const std::vector<int32_t>& order) {
-    std::vector<LevelSpec> levels;
-    for (size_t l = 0; l < order.size(); ++l) {
-      LevelSpec spec;
-      spec.expr.dim = order[l];
-      spec.type = l + 1 < order.size() ? LevelType::dense() : LevelType::compressed();
-      levels.push_back(spec);
-    }
-    return Format(plain.rank(), std::move(levels), plain.posWidth(), plain.crdWidth());
-  };
+  return dims;
+}
+
+std::vector<Format> assemblyFormatsFor(const Format& f) {
+  const Format& plain = f.isHybrid() ? f.parts().front() : f;
+  const std::vector<int32_t> dims = storageDimensions(f);
+  auto inOrder = [&](const std::vector<int32_t>& order) { return compressedInOrder(plain, order); };
   std::vector<Format> out{inOrder(dims)};
   std::vector<int32_t> order = dims;
   std::sort(order.begin(), order.end());

@@ -97,6 +97,13 @@ struct LowerOptions {
 /// only; `f`'s index widths. The runtime converts.
 std::vector<Format> assemblyFormatsFor(const Format& f);
 
+/// Dense levels over one last compressed level, over the dimensions `dims` in that order, with
+/// `widthsOf`'s index widths (csr for {0, 1}, csc for {1, 0}).
+Format compressedInOrder(const Format& widthsOf, const std::vector<int32_t>& dims);
+
+/// The dimensions in the order `f`'s levels first store them (a hybrid: its first part's).
+std::vector<int32_t> storageDimensions(const Format& f);
+
 /// The format of an output collected as a list (LowerOptions::listOutput): the dimensions in
 /// order, a first compressed level and singletons below it, unordered, repeats allowed, 64-bit
 /// positions and coordinates.

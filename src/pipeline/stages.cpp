@@ -1,13 +1,16 @@
 // The pipeline's stages (see stages.h); pipeline.cpp runs them in order.
 #include "pipeline/stages.h"
 
+#include <algorithm>
 #include <exception>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "codegen/c/emit_cpp.h"
 #include "ir/ir.h"
 #include "lower/nest_builder.h"
+#include "lower/normalize.h"
 #include "support/check.h"
 
 namespace sparseflow::pipeline {
@@ -193,6 +196,7 @@ lower::LoweredKernel lowerStage(const CheckedStage& checked) {
     // (runtime/conversion_cache.h).
     lower::LowerOptions copies = checked.lowerOptions;
     std::vector<std::string> notes;
+    std::map<std::string, std::string> copyNotes;
     for (auto& [name, f] : copies.formats) {
       if (name == output || lower::isDenseFormat(f)) continue;
       const Format compressed = lower::assemblyFormatsFor(f).front();
@@ -200,6 +204,7 @@ lower::LoweredKernel lowerStage(const CheckedStage& checked) {
       notes.push_back("input " + name + " (" + f.toString() + ") is read through a " +
                       compressed.toString() +
                       " copy (converted once while its contents do not change)");
+      copyNotes[name] = notes.back();
       f = compressed;
     }
     if (!notes.empty()) {
@@ -208,7 +213,44 @@ lower::LoweredKernel lowerStage(const CheckedStage& checked) {
         return std::move(*done);
       }
     }
-    // 3. The writes collected as a list, then sorted and summed into the format
+    // 3. One sparse input at a time read through a compressed copy whose levels take the
+    // output's indices first, in the output's order (A^T B into csr: A as csc, so the loops walk
+    // C's rows outermost and locate B's rows, Gustavson's order; reordering B as well would make
+    // it an inner product over every (i, j)).
+    std::set<std::string> seen;
+    const std::vector<std::string>& outIndices = checked.checked.statement.lhs.indices;
+    for (const expr::Access* a : lower::allAccesses(*checked.checked.statement.rhs)) {
+      const auto it = checked.lowerOptions.formats.find(a->tensor);
+      if (it == checked.lowerOptions.formats.end() || a->tensor == output ||
+          lower::isDenseFormat(it->second) || !seen.insert(a->tensor).second) {
+        continue;
+      }
+      std::vector<int32_t> dims;
+      auto add = [&](int32_t d) {
+        if (std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
+      };
+      for (const std::string& index : outIndices) {
+        for (size_t d = 0; d < a->indices.size(); ++d)
+          if (a->indices[d] == index) add(static_cast<int32_t>(d));
+      }
+      for (int32_t d : lower::storageDimensions(it->second)) add(d);
+      const Format& plain = it->second.isHybrid() ? it->second.parts().front() : it->second;
+      const Format copy = lower::compressedInOrder(plain, dims);
+      if (copy == it->second) continue;
+      // Over step 2's copies of the others (coo's rows are not located by their index).
+      lower::LowerOptions reordered = copies;
+      reordered.formats[a->tensor] = copy;
+      if (auto done = withAssembledOutput(checked, reordered, format->second)) {
+        for (const auto& [name, note] : copyNotes)
+          if (name != a->tensor) done->notes.push_back(note);
+        done->notes.push_back("input " + a->tensor + " (" + it->second.toString() +
+                              ") is read through a " + copy.toString() +
+                              " copy in the output's index order (converted once while its "
+                              "contents do not change)");
+        return std::move(*done);
+      }
+    }
+    // 4. The writes collected as a list, then sorted and summed into the format
     // (lower/assembly.h), one thread: the inputs as given, else through the copies.
     lower::LowerOptions options = checked.lowerOptions;
     options.formats[output] = lower::listFormat(format->second.rank());

@@ -122,11 +122,12 @@ TEST(SparseOutputs, EveryOutputFormatOfEveryKernelMatchesFloat64) {
 
 // Drivers that reach an output row more than once (coo's row level, bsr's blocks, a hybrid's
 // parts) cannot assemble it row by row. Such inputs are read through a csr copy
-// (pipeline/stages.cpp); where no copy helps (A^T B walks k outermost), the writes are collected
-// as a list, sorted and summed (lower/assembly.h, runtime/listed_output.h); a schedule's
-// decompose() runs the parts and sums their outputs. Each case against float64, in the format
-// asked for, with exactly the entries the kernel writes (a bsr block's padding is no entry), and
-// through run(inputs, output).
+// (pipeline/stages.cpp), or one of them through a copy in the output's index order (A^T B: A as
+// csc); where no copy helps (a schedule's outer-product order, k outermost), the writes are
+// collected as a list, sorted and summed (lower/assembly.h, runtime/listed_output.h); a
+// schedule's decompose() runs the parts and sums their outputs. Each case against float64, in the
+// format asked for, with exactly the entries the kernel writes (a bsr block's padding is no entry),
+// and through run(inputs, output).
 TEST(SparseOutputs, RowsReachedMoreThanOnceAreReadThroughCopiesOrCollectedAsAList) {
   const uint64_t seed = sparseflow::testing::freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -139,6 +140,7 @@ TEST(SparseOutputs, RowsReachedMoreThanOnceAreReadThroughCopiesOrCollectedAsALis
     std::string schedule = "";
   };
   const std::string copy = "is read through a csr copy";
+  const std::string transposed = "copy in the output's index order";
   const std::string list = "collected as a list";
   const std::string parts = "the parts' entries summed";
   const std::string sddmm = "C(i,j) = A(i,j) * sum(k, D(i,k) * E(j,k))";
@@ -151,8 +153,18 @@ TEST(SparseOutputs, RowsReachedMoreThanOnceAreReadThroughCopiesOrCollectedAsALis
       {"C(i,j) = A(i,k) * B(k,j)", {{"A", "coo"}, {"B", "csr"}}, {"csr", "dcsr"}, copy},
       {"C(j,i) = A(i,j)", {{"A", "coo"}}, {"csr"}, copy},
       {"C(j,i) = A(i,j)", {{"A", "hyb"}}, {"csr", "dcsc"}, copy},
-      {"C(i,j) = A(k,i) * B(k,j)", {{"A", "csr"}, {"B", "csr"}}, {"csr", "dcsr", "coo"}, list},
-      {"C(i,j) = A(k,i) * B(k,j)", {{"A", "bsr:2x2"}, {"B", "coo"}}, {"csr", "csc"}, list},
+      {"C(i,j) = A(k,i) * B(k,j)", {{"A", "csr"}, {"B", "csr"}}, {"csr", "dcsr"}, transposed},
+      {"C(i,j) = A(k,i) * B(k,j)", {{"A", "bsr:2x2"}, {"B", "coo"}}, {"csr"}, transposed},
+      {"C(i,j) = A(i,k) * B(k,j)",
+       {{"A", "csc"}, {"B", "csr"}},
+       {"csr", "dcsr", "coo"},
+       list,
+       "reorder(k, i, j)"},
+      {"C(i,j) = A(i,k) * B(k,j)",
+       {{"A", "csc"}, {"B", "bsr:2x2"}},
+       {"csr", "csc"},
+       list,
+       "reorder(k, i, j)"},
       {sddmm, {{"A", "csr"}}, {"csr", "coo"}, parts, "decompose(A, 3)"},
   };
   int listed = 0;

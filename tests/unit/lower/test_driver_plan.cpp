@@ -91,6 +91,30 @@ TEST(LowerDriverPlan, SddmmOutputSharesItsSparseFactorsPattern) {
   EXPECT_EQ(lowered.loopOrders, std::vector<std::string>{"i, j, k"});
 }
 
+TEST(LowerListOutput, WritesEveryCoordinateAndSkipsZeroFillPadding) {
+  // A bsr driver into a list (what lowerStage asks for when no order or copy assembles the rows):
+  // both phases on one thread, the symbolic one counting into pos[1]; each write stores both
+  // coordinates and the value, only where A's slot holds an entry (a block's padding is none).
+  pipeline::CheckedStage stage = checkedForDriverTest("C(i,j) = 2 * A(i,j)", {{"A", "bsr:2x2"}});
+  stage.lowerOptions.formats["C"] = listFormat(2);
+  stage.lowerOptions.listOutput = true;
+  const LoweredKernel lowered = lowerKernel(stage.checked, stage.lowerOptions);
+  EXPECT_TRUE(lowered.listOutput);
+  EXPECT_EQ(lowered.assembledLevel, 0);
+  const std::string symbolic = ir::toString(lowered.symbolic);
+  const std::string body = ir::toString(lowered.body);
+  EXPECT_FALSE(containsText(body, "parallel")) << body;
+  EXPECT_TRUE(containsText(symbolic, "tC_pos0[1] = nnz0")) << symbolic;
+  EXPECT_TRUE(containsText(body,
+                           "if (tA_vals[p0_0_3] != 0.0f):\n"
+                           "                tC_crd0[w0] = v_i\n"
+                           "                tC_crd1[w0] = v_j\n"))
+      << body;
+  // Without the list option the same output format is refused (it is no assembly format).
+  stage.lowerOptions.listOutput = false;
+  EXPECT_THROW(lowerKernel(stage.checked, stage.lowerOptions), Error);
+}
+
 TEST(LowerDriverPlan, SparseOperandsOfOneIndexAreCoIterated) {
   // csr + csr and dcsr * csr: both stay sparse and merge their column coordinates.
   for (const auto& [kernel, formatA] : std::vector<std::pair<std::string, std::string>>{
