@@ -126,6 +126,15 @@ for _ in range({repeat}):
     t = time.perf_counter(); make(); samples.append((time.perf_counter() - t) * 1e3)
 print(statistics.median(samples))
 """
+SCIPY_AT_A = """
+import time, statistics, numpy as np, sparseflow as sf
+a = sf.to_scipy(sf.read({path!r})).tocsr().astype(np.float32)
+(a.T @ a).tocsr()
+samples = []
+for _ in range({repeat}):
+    t = time.perf_counter(); (a.T @ a).tocsr(); samples.append((time.perf_counter() - t) * 1e3)
+print(statistics.median(samples))
+"""
 PERMUTE = """
 import numpy as np, scipy.io, sparseflow as sf
 a = sf.to_scipy(sf.read({path!r})).tocsr()
@@ -258,7 +267,7 @@ def main():
     parser.add_argument("--only", nargs="*", default=[],
                         help="row groups to run (cli_fused_spmm, cli_softmax_spmm, cli_spmv, "
                              "cli_generated_spmm, cli_bsr_spmm, cli_spmm_f64, cli_fusedmm, "
-                             "cli_gemv_2to4, cli_sparse_outputs); "
+                             "cli_gemv_2to4, cli_sparse_outputs, cli_listed_outputs); "
                              "default all")
     args = parser.parse_args()
     want = lambda group: not args.only or group in args.only
@@ -560,6 +569,58 @@ def main():
                                        f"{m / csr:.2f}x the csr output; speedup {pm / m:.2f}",
                                        f"sparseflow run '{kernel}' --format A=csr --format B=csr "
                                        f"--format C={fmt} --in A={path} --in B={path} --repeat {repeat}"))
+        # --- outputs collected as a list (drivers that reach a row more than once: coo, bsr) and
+        # hybrid inputs into a sparse output (parts summed), against the same SDDMM with A in csr
+        # (the output then shares A's pattern), which is what a user would convert A to otherwise
+        if want("cli_listed_outputs"):
+            kernel = "C(i,j) = A(i,j) * sum(k, D(i,k) * E(j,k))"
+            for label, path in MATRICES[:2] + MATRICES[3:]:
+                a = sf.read(path)
+                shape = f"{label}_{a.shape[0]}x{a.shape[1]}_nnz{a.num_stored}"
+                np.save(f"{work}/D.npy", rng.uniform(-1, 1, (a.shape[0], 32)).astype(np.float32))
+                np.save(f"{work}/E.npy", rng.uniform(-1, 1, (a.shape[1], 32)).astype(np.float32))
+                inputs = {"A": path, "D": f"{work}/D.npy", "E": f"{work}/E.npy"}
+                times = {fmt: [] for fmt in ("csr", "coo", "bsr:4x4", "hyb")}
+                for _ in range(args.rounds):
+                    for fmt in times:
+                        times[fmt].append(cli_median_ms(args.sparseflow, kernel,
+                                                        {"A": fmt, "C": "csr"}, inputs,
+                                                        args.repeat)[0])
+                csr = statistics.median(times["csr"])
+                for fmt, samples in times.items():
+                    if fmt == "csr":
+                        continue
+                    m = statistics.median(samples)
+                    out.append(row(f"cli_listed_outputs/sddmm32/{shape}/A_{fmt}", m,
+                                   "the same kernel with A csr", csr, None, "-",
+                                   f"{m / csr:.2f}x A csr",
+                                   f"sparseflow run '{kernel}' --format A={fmt} --format C=csr "
+                                   f"--in A={path} --in D=D.npy --in E=E.npy --repeat {args.repeat}"))
+                # A^T A into csr: A read through a csc copy (Gustavson's order), and with the
+                # outer-product order a schedule asks for (a list, one thread); scipy's A.T @ A
+                if a.shape[0] != a.shape[1]:
+                    continue
+                ata = "C(i,j) = A(k,i) * B(k,j)"
+                repeat = max(3, args.repeat // 4)
+                copy_ms, list_ms, peer = [], [], []
+                for _ in range(args.rounds):
+                    copy_ms.append(cli_median_ms(args.sparseflow, ata,
+                                                 {"A": "csr", "B": "csr", "C": "csr"},
+                                                 {"A": path, "B": path}, repeat)[0])
+                    list_ms.append(cli_median_ms(args.sparseflow, ata,
+                                                 {"A": "csr", "B": "csr", "C": "csr"},
+                                                 {"A": path, "B": path}, repeat,
+                                                 ["--schedule", "reorder(k, i, j)"])[0])
+                    peer.append(python_ms(SCIPY_AT_A.format(path=path, repeat=repeat))[0])
+                pm = statistics.median(peer)
+                for name, samples, extra in (
+                        ("AtA_csc_copy", copy_ms, ""),
+                        ("AtA_outer_product_list", list_ms, " --schedule 'reorder(k, i, j)'")):
+                    m = statistics.median(samples)
+                    out.append(row(f"cli_listed_outputs/{name}/{shape}", m, "scipy A.T @ A", pm,
+                                   None, "-", f"speedup {pm / m:.2f}",
+                                   f"sparseflow run '{ata}'{extra} --format A=csr --format B=csr "
+                                   f"--format C=csr --in A={path} --in B={path} --repeat {repeat}"))
     with open(args.rows, "a") as f:
         f.writelines(out)
     sys.stdout.writelines(out)

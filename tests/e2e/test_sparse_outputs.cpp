@@ -67,6 +67,32 @@ std::vector<OutputCase> cases() {
   };
 }
 
+/// Runs `kernel` on `in`: the result must be in `outFormat` (ell and hyb with the width the data
+/// chose: ell:17), match the float64 reference, and come out the same through run(inputs, output)
+/// into an output of that format. Returns the result and the reference.
+std::pair<Tensor, std::vector<double>> runAndCheck(const Kernel& kernel, const std::string& text,
+                                                   const testing::KernelInputs& in,
+                                                   const std::string& outFormat) {
+  Tensor result = kernel.run(in.pointers());
+  const Format want = Format::parse(outFormat, static_cast<int32_t>(result.shape().size()));
+  if (want.needsData()) {
+    EXPECT_EQ(result.format().toString().rfind(outFormat + ":", 0), 0u)
+        << result.format().toString();
+  } else {
+    EXPECT_EQ(result.format(), want) << result.format().toString();
+  }
+  std::vector<double> expected = testing::referenceOf(text, in);
+  const std::vector<double> got = toDense(result);
+  EXPECT_EQ(got.size(), expected.size());
+  if (got.size() == expected.size()) {
+    EXPECT_EQ(testing::countMismatches(got, expected, 1e-5, true), 0) << kernel.describe();
+  }
+  Tensor into = convert(result, result.format());
+  kernel.run(in.pointers(), into);
+  EXPECT_EQ(toDense(into), got);
+  return {std::move(result), std::move(expected)};
+}
+
 TEST(SparseOutputs, EveryOutputFormatOfEveryKernelMatchesFloat64) {
   const uint64_t seed = sparseflow::testing::freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -90,24 +116,7 @@ TEST(SparseOutputs, EveryOutputFormatOfEveryKernelMatchesFloat64) {
       // Extents that are not multiples of the block sizes; sparse enough to leave empty rows.
       const testing::KernelInputs in = testing::randomInputs(
           c.text, c.inputFormats, {{"i", 37}, {"j", 29}, {"k", 23}}, 0.12, {}, rng);
-      const Tensor result = kernel.run(in.pointers());
-      const int32_t rank = static_cast<int32_t>(result.shape().size());
-      // In the format asked for (ell and hyb with the width the data chose: ell:17).
-      const Format want = Format::parse(outFormat, rank);
-      if (want.needsData()) {
-        EXPECT_EQ(result.format().toString().rfind(outFormat + ":", 0), 0u)
-            << result.format().toString();
-      } else {
-        EXPECT_EQ(result.format(), want) << result.format().toString();
-      }
-      const std::vector<double> expected = testing::referenceOf(c.text, in);
-      const std::vector<double> got = toDense(result);
-      ASSERT_EQ(got.size(), expected.size());
-      EXPECT_EQ(testing::countMismatches(got, expected, 1e-5, true), 0) << kernel.describe();
-      // The same through run(inputs, output) into an output of that format.
-      Tensor into = convert(result, result.format());
-      kernel.run(in.pointers(), into);
-      EXPECT_EQ(toDense(into), got);
+      runAndCheck(kernel, c.text, in, outFormat);
       converted += kernel.describe().find("then converted") != std::string::npos;
       ++checked;
     }
@@ -185,26 +194,12 @@ TEST(SparseOutputs, RowsReachedMoreThanOnceAreReadThroughCopiesOrCollectedAsALis
       EXPECT_NE(kernel.describe().find(c.how), std::string::npos) << kernel.describe();
       const testing::KernelInputs in = testing::randomInputs(
           c.text, c.inputFormats, {{"i", 37}, {"j", 29}, {"k", 23}}, 0.12, {}, rng);
-      const Tensor result = kernel.run(in.pointers());
-      const Format want = Format::parse(outFormat, 2);
-      if (want.needsData()) {
-        EXPECT_EQ(result.format().toString().rfind(outFormat + ":", 0), 0u)
-            << result.format().toString();
-      } else {
-        EXPECT_EQ(result.format(), want) << result.format().toString();
-      }
-      const std::vector<double> expected = testing::referenceOf(c.text, in);
-      const std::vector<double> got = toDense(result);
-      ASSERT_EQ(got.size(), expected.size());
-      EXPECT_EQ(testing::countMismatches(got, expected, 1e-5, true), 0) << kernel.describe();
+      const auto [result, expected] = runAndCheck(kernel, c.text, in, outFormat);
       // One entry per coordinate written, none for padding: the inputs' values are never 0 and
       // no product cancels, so the entries are the reference's nonzeros.
       int64_t nonzeros = 0;
       for (double v : expected) nonzeros += v != 0;
       EXPECT_EQ(toCoo(result).numEntries(), nonzeros);
-      Tensor into = convert(result, result.format());
-      kernel.run(in.pointers(), into);
-      EXPECT_EQ(toDense(into), got);
       listed += c.how == list;
     }
   }
