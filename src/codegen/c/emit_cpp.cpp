@@ -31,6 +31,19 @@ std::string floatLiteral(double v, ScalarType type) {
   return type == ScalarType::kF32 ? text + "f" : text;
 }
 
+/// A condition that only tests stored values against zero (`A_vals[p] != 0`, and conjunctions of
+/// such): a zero-fill operand's structural-zero select (docs/compiler.md, "Zeros, infinities and
+/// NaN"). The lowering makes one only where every operand is present, so the positions its arms
+/// read are valid whatever the values; a co-iteration's presence (a bool variable) is not such a
+/// test.
+bool testsStoredValuesOnly(const Expr& e) {
+  if (e->kind != ExprKind::kBinary) return false;
+  const auto& b = static_cast<const Binary&>(*e);
+  if (b.op == BinaryOp::kAnd) return testsStoredValuesOnly(b.a) && testsStoredValuesOnly(b.b);
+  return b.op == BinaryOp::kNe && b.a->kind == ExprKind::kLoad &&
+         b.b->kind == ExprKind::kFloatImm && static_cast<const FloatImm&>(*b.b).value == 0.0;
+}
+
 class CppEmitter : public ExprWriter {
  public:
   CppEmitter() { indent = 1; }
@@ -54,11 +67,14 @@ class CppEmitter : public ExprWriter {
     }
   }
   void visitSelect(const Select& n) override {
-    out << "(";
+    // A structural-zero select evaluates both arms (sf_select's arguments), so the compiler sees
+    // unconditional loads and a blend, never masked loads (SF_CONDITIONAL_LOADS).
+    const bool eager = testsStoredValuesOnly(n.cond);
+    out << (eager ? "sf_select<" + std::string(cppTypeName(n.type)) + ">(" : "(");
     visit(n.cond);
-    out << " ? ";
+    out << (eager ? ", " : " ? ");
     visit(n.a);
-    out << " : ";
+    out << (eager ? ", " : " : ");
     visit(n.b);
     out << ")";
   }
@@ -413,12 +429,13 @@ class FindsMergeBranches : public Visitor {
   int depth_ = 0;
 };
 
-/// Whether `body` loads under a condition: a Select with a Load in one of its arms.
+/// Whether `body` loads under a condition: a Select with a Load in one of its arms (other than a
+/// structural-zero select, which the emitter evaluates eagerly).
 class FindsConditionalLoads : public Visitor {
  public:
   bool found = false;
   void visitSelect(const Select& n) override {
-    if (!found) {
+    if (!found && !testsStoredValuesOnly(n.cond)) {  // those are evaluated eagerly
       HasLoad arms;
       arms.visit(n.a);
       arms.visit(n.b);

@@ -25,6 +25,8 @@ namespace {
   text +=
       R"sfprelude(template <typename T> inline T sf_max(T a, T b) { return (a > b || a != a) ? a : b; }
 template <typename T> inline T sf_min(T a, T b) { return (a < b || a != a) ? a : b; }
+// A select whose arms are both evaluated (a structural zero's: every position it reads is valid).
+template <typename T> inline T sf_select(bool c, T a, T b) { return c ? a : b; }
 // OpenMP's built-in max reduction combines partial results with a plain comparison: max
 // reductions (omp simd, omp parallel for) use this one instead.
 #pragma omp declare reduction(sf_nanmax : float : omp_out = sf_max(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
@@ -150,11 +152,12 @@ inline void sf_row_panel_n(T* __restrict out, int64_t n, int64_t begin, int64_t 
 #else
 #define SF_MERGE_BRANCHES
 #endif
-// Entry points with a load under a condition (`c ? a[p] * b[q] : 0`, a structural zero's select)
-// are not if-converted into masked loads: GCC 12.2 (Debian 12) miscompiles them where a constant
-// inner loop is unrolled into a group wider than one vector (AVX-512VL, 256-bit vectors: each
-// vector's masked load takes the first vector's mask; docs/compiler.md, "Compiler workarounds").
-// Without AVX-512VL GCC keeps such loops scalar anyway.
+// Entry points with a load under a condition (`c ? a[q] : 0` where c is no stored-value test:
+// structural-zero selects go through sf_select instead) are not if-converted into masked loads:
+// GCC 12.2 (Debian 12) miscompiles them where a constant inner loop is unrolled into a group wider
+// than one vector (AVX-512VL, 256-bit vectors: each vector's masked load takes the first vector's
+// mask; docs/compiler.md, "Compiler workarounds"). Without AVX-512VL GCC keeps such loops scalar
+// anyway.
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
 #define SF_CONDITIONAL_LOADS __attribute__((optimize("no-tree-loop-if-convert")))
 #else
