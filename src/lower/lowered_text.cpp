@@ -209,12 +209,18 @@ LoweredKernel parseKernel(const std::string& text, const std::string& source) {
       t.rank = static_cast<int32_t>(h.integer());
       t.densify = h.accept("densify");
       h.expect("format");
+      SF_USER_CHECK(tensorIndex.count(t.name) == 0)
+          << h.where() << ": a second tensor line for '" << t.name << "'";
       t.format = Format::parse(h.rest(), t.rank);
       tensorIndex[t.name] = static_cast<int32_t>(k.tensors.size());
       k.tensors.push_back(std::move(t));
     } else if (h.startsWith("array")) {
       ArrayBinding a;
       a.array.name = h.word();
+      for (const ArrayBinding& earlier : k.arrays) {
+        SF_USER_CHECK(earlier.array.name != a.array.name)
+            << h.where() << ": a second array line for '" << a.array.name << "'";
+      }
       h.expect(":");
       a.array.element = h.type();
       h.expect("=");

@@ -187,7 +187,14 @@ TEST(IrText, MalformedTextNamesItsLineAndColumn) {
            {"tensor y: float rank 1 format dense\narray tA_vals: float = A values\nbody:\n",
             "k.ir:2: array tA_vals of 'A', which no tensor line before it names"},
            {"tensor y: float rank 1 format dense\nindex (i)\nbody:\nty_vals[0] = 1.0f\n",
-            "k.ir:4:1: 'ty_vals' is not a declared array"}}) {
+            "k.ir:4:1: 'ty_vals' is not a declared array"},
+           // Found by fuzz_ir_text: a repeated tensor line bound the arrays after it to the second
+           // tensor, which printing (tensors first) then bound differently.
+           {"tensor y: float rank 1 format dense\ntensor y: float rank 1 format dense\nbody:\n",
+            "k.ir:2: a second tensor line for 'y'"},
+           {"tensor y: float rank 1 format dense\narray ty_vals: float = y values\n"
+            "array ty_vals: float = y values\nbody:\n",
+            "k.ir:3: a second array line for 'ty_vals'"}}) {
     try {
       lower::parseKernel(text, "k.ir");
       ADD_FAILURE() << "accepted: " << text;
