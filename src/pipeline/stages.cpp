@@ -1,16 +1,13 @@
 // The pipeline's stages (see stages.h); pipeline.cpp runs them in order.
 #include "pipeline/stages.h"
 
-#include <algorithm>
-#include <exception>
 #include <optional>
-#include <set>
 #include <sstream>
 
 #include "codegen/c/emit_cpp.h"
 #include "ir/ir.h"
 #include "lower/nest_builder.h"
-#include "lower/normalize.h"
+#include "pipeline/sparse_output_ways.h"
 #include "support/check.h"
 
 namespace sparseflow::pipeline {
@@ -141,133 +138,15 @@ std::string printCanonical(const CanonicalStage& canonical) {
   return "# not a contraction: " + canonical.notContraction + "\n";
 }
 
-namespace {
-
-std::optional<lower::LoweredKernel> lowered(const CheckedStage& checked,
-                                            const lower::LowerOptions& options) {
-  try {
-    return lower::lowerKernel(checked.checked, options);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
-/// The kernel with its output in `format` or, when lowering does not assemble that (dcsr, coo, bsr,
-/// csf, a permuted level order...), assembled in dense levels over a last compressed one, in that
-/// format's dimension order (else another), then converted by the runtime.
-std::optional<lower::LoweredKernel> withAssembledOutput(const CheckedStage& checked,
-                                                        lower::LowerOptions options,
-                                                        const Format& format) {
-  const std::string& output = checked.checked.output;
-  options.formats[output] = format;
-  if (auto done = lowered(checked, options)) return done;
-  for (const Format& assembly : lower::assemblyFormatsFor(format)) {
-    if (assembly == format) continue;
-    options.formats[output] = assembly;
-    auto done = lowered(checked, options);
-    if (!done) continue;
-    done->convertOutputTo = format;
-    done->notes.push_back("output " + output + " (" + format.toString() + ") is assembled as " +
-                          assembly.toString() + ", then converted (one pass over its entries)");
-    return done;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 lower::LoweredKernel lowerStage(const CheckedStage& checked) {
   try {
     return lower::lowerKernel(checked.checked, checked.lowerOptions);
   } catch (const Error& e) {
-    // A sparse output the kernel cannot produce as asked. When none of the ways below lowers, the
-    // first error stands.
+    // A sparse output the kernel cannot produce as asked: produced another way
+    // (sparse_output_ways.h), else the first error stands.
     if (e.code() != ErrorCode::kNotSupported) throw;
-    const std::exception_ptr first = std::current_exception();
-    const std::string& output = checked.checked.output;
-    const auto format = checked.lowerOptions.formats.find(output);
-    if (format == checked.lowerOptions.formats.end() || format->second.rank() < 1) throw;
-    // 1. The output assembled in another format and converted.
-    if (auto done = withAssembledOutput(checked, checked.lowerOptions, format->second))
-      return std::move(*done);
-    // 2. Sparse inputs whose storage reaches an output row more than once (coo's row level, bsr
-    // blocks, ell slots, a hybrid's parts...) read through a compressed copy in their level order
-    // (csr for coo, bsr and hyb), converted once while the input's contents do not change
-    // (runtime/conversion_cache.h).
-    lower::LowerOptions copies = checked.lowerOptions;
-    std::vector<std::string> notes;
-    std::map<std::string, std::string> copyNotes;
-    for (auto& [name, f] : copies.formats) {
-      if (name == output || lower::isDenseFormat(f)) continue;
-      const Format compressed = lower::assemblyFormatsFor(f).front();
-      if (compressed == f) continue;
-      notes.push_back("input " + name + " (" + f.toString() + ") is read through a " +
-                      compressed.toString() +
-                      " copy (converted once while its contents do not change)");
-      copyNotes[name] = notes.back();
-      f = compressed;
-    }
-    if (!notes.empty()) {
-      if (auto done = withAssembledOutput(checked, copies, format->second)) {
-        done->notes.insert(done->notes.end(), notes.begin(), notes.end());
-        return std::move(*done);
-      }
-    }
-    // 3. One sparse input at a time read through a compressed copy whose levels take the
-    // output's indices first, in the output's order (A^T B into csr: A as csc, so the loops walk
-    // C's rows outermost and locate B's rows, Gustavson's order; reordering B as well would make
-    // it an inner product over every (i, j)).
-    std::set<std::string> seen;
-    const std::vector<std::string>& outIndices = checked.checked.statement.lhs.indices;
-    for (const expr::Access* a : lower::allAccesses(*checked.checked.statement.rhs)) {
-      const auto it = checked.lowerOptions.formats.find(a->tensor);
-      if (it == checked.lowerOptions.formats.end() || a->tensor == output ||
-          lower::isDenseFormat(it->second) || !seen.insert(a->tensor).second) {
-        continue;
-      }
-      std::vector<int32_t> dims;
-      auto add = [&](int32_t d) {
-        if (std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
-      };
-      for (const std::string& index : outIndices) {
-        for (size_t d = 0; d < a->indices.size(); ++d)
-          if (a->indices[d] == index) add(static_cast<int32_t>(d));
-      }
-      for (int32_t d : lower::storageDimensions(it->second)) add(d);
-      const Format& plain = it->second.isHybrid() ? it->second.parts().front() : it->second;
-      const Format copy = lower::compressedInOrder(plain, dims);
-      if (copy == it->second) continue;
-      // Over step 2's copies of the others (coo's rows are not located by their index).
-      lower::LowerOptions reordered = copies;
-      reordered.formats[a->tensor] = copy;
-      if (auto done = withAssembledOutput(checked, reordered, format->second)) {
-        for (const auto& [name, note] : copyNotes)
-          if (name != a->tensor) done->notes.push_back(note);
-        done->notes.push_back("input " + a->tensor + " (" + it->second.toString() +
-                              ") is read through a " + copy.toString() +
-                              " copy in the output's index order (converted once while its "
-                              "contents do not change)");
-        return std::move(*done);
-      }
-    }
-    // 4. The writes collected as a list, then sorted and summed into the format
-    // (lower/assembly.h), one thread: the inputs as given, else through the copies.
-    lower::LowerOptions options = checked.lowerOptions;
-    options.formats[output] = lower::listFormat(format->second.rank());
-    options.listOutput = true;
-    auto done = lowered(checked, options);
-    if (!done && !notes.empty()) {
-      copies.formats[output] = options.formats[output];
-      copies.listOutput = true;
-      done = lowered(checked, copies);
-      if (done) done->notes.insert(done->notes.end(), notes.begin(), notes.end());
-    }
-    if (!done) std::rethrow_exception(first);
-    done->convertOutputTo = format->second;
-    done->notes.push_back("output " + output + " (" + format->second.toString() +
-                          ") is collected as a list of its writes in the loops' order, then "
-                          "sorted and its repeated coordinates summed (one thread)");
-    return std::move(*done);
+    if (auto done = lowerSparseOutputAnotherWay(checked)) return std::move(*done);
+    throw;
   }
 }
 
