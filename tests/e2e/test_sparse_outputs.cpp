@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -67,6 +68,16 @@ std::vector<OutputCase> cases() {
   };
 }
 
+/// The compiled kernel, or a test failure with the error and nullopt.
+std::optional<Kernel> compiledOrFailure(const std::string& text, const KernelOptions& options) {
+  try {
+    return Kernel::compile(text, options);
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what();
+    return std::nullopt;
+  }
+}
+
 /// Runs `kernel` on `in`: the result must be in `outFormat` (ell and hyb with the width the data
 /// chose: ell:17), match the float64 reference, and come out the same through run(inputs, output)
 /// into an output of that format. Returns the result and the reference.
@@ -106,13 +117,9 @@ TEST(SparseOutputs, EveryOutputFormatOfEveryKernelMatchesFloat64) {
       formats[output] = outFormat;
       KernelOptions options;
       options.formats = formats;
-      Kernel kernel;
-      try {
-        kernel = Kernel::compile(c.text, options);
-      } catch (const Error& e) {
-        ADD_FAILURE() << e.what();
-        continue;
-      }
+      const std::optional<Kernel> compiled = compiledOrFailure(c.text, options);
+      if (!compiled) continue;
+      const Kernel& kernel = *compiled;
       // Extents that are not multiples of the block sizes; sparse enough to leave empty rows.
       const testing::KernelInputs in = testing::randomInputs(
           c.text, c.inputFormats, {{"i", 37}, {"j", 29}, {"k", 23}}, 0.12, {}, rng);
@@ -184,13 +191,9 @@ TEST(SparseOutputs, RowsReachedMoreThanOnceAreReadThroughCopiesOrCollectedAsALis
       options.formats = c.inputFormats;
       options.formats["C"] = outFormat;
       options.schedule = c.schedule;
-      Kernel kernel;
-      try {
-        kernel = Kernel::compile(c.text, options);
-      } catch (const Error& e) {
-        ADD_FAILURE() << e.what();
-        continue;
-      }
+      const std::optional<Kernel> compiled = compiledOrFailure(c.text, options);
+      if (!compiled) continue;
+      const Kernel& kernel = *compiled;
       EXPECT_NE(kernel.describe().find(c.how), std::string::npos) << kernel.describe();
       const testing::KernelInputs in = testing::randomInputs(
           c.text, c.inputFormats, {{"i", 37}, {"j", 29}, {"k", 23}}, 0.12, {}, rng);
