@@ -196,9 +196,16 @@ TEST_P(RealMatrixKernels, SpMVTransposedSpMVAndSDDMMInEveryFormat) {
         toDense(Kernel::compile("y(i) = A(i,j) * x(j)", options).run({{"A", &Af}, {"x", &xr}}));
     const std::vector<double> gz =
         toDense(Kernel::compile("z(j) = A(i,j) * x(i)", options).run({{"A", &Af}, {"x", &xc}}));
+    const std::string sddmm = "Y(i,j) = A(i,j) * sum(k, U(i,k) * V(j,k))";
     const std::vector<double> gs =
-        toDense(Kernel::compile("Y(i,j) = A(i,j) * sum(k, U(i,k) * V(j,k))", options)
-                    .run({{"A", &Af}, {"U", &U}, {"V", &V}}));
+        toDense(Kernel::compile(sddmm, options).run({{"A", &Af}, {"U", &U}, {"V", &V}}));
+    // The same into a csr Y: A's pattern, or its csr copy's where A's storage reaches a row more
+    // than once (coo, bsr, ell, hyb; pipeline/sparse_output_ways.cpp).
+    KernelOptions csrOut = options;
+    csrOut.formats["Y"] = "csr";
+    const Tensor sparseY = Kernel::compile(sddmm, csrOut).run({{"A", &Af}, {"U", &U}, {"V", &V}});
+    EXPECT_EQ(sparseY.format(), Format::parse("csr", 2));
+    const std::vector<double> gsc = toDense(sparseY);
     int64_t bad = 0;
     for (int64_t i = 0; i < rows; ++i) {
       if (!(std::fabs(gy[static_cast<size_t>(i)] - y[static_cast<size_t>(i)]) <=
@@ -213,6 +220,7 @@ TEST_P(RealMatrixKernels, SpMVTransposedSpMVAndSDDMMInEveryFormat) {
         ADD_FAILURE() << "transposed SpMV column " << j;
     }
     ASSERT_EQ(static_cast<int64_t>(gs.size()), rows * cols);
+    ASSERT_EQ(gsc.size(), gs.size());
     std::vector<double> expect(gs.size(), 0.0), scale(gs.size(), 0.0);
     for (int64_t i = 0; i < rows; ++i) {
       for (const auto& [j, w] : a[static_cast<size_t>(i)]) {
@@ -228,6 +236,8 @@ TEST_P(RealMatrixKernels, SpMVTransposedSpMVAndSDDMMInEveryFormat) {
     for (size_t e = 0; e < gs.size(); ++e) {
       if (!(std::fabs(gs[e] - expect[e]) <= 1e-5 * scale[e] + 1e-30) && ++bad <= 5)
         ADD_FAILURE() << "SDDMM element " << e << ": " << gs[e] << " vs " << expect[e];
+      if (!(std::fabs(gsc[e] - expect[e]) <= 1e-5 * scale[e] + 1e-30) && ++bad <= 5)
+        ADD_FAILURE() << "SDDMM into csr, element " << e << ": " << gsc[e] << " vs " << expect[e];
     }
     EXPECT_EQ(bad, 0);
   }
