@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "sparseflow/format.h"
 #include "sparseflow/tensor.h"
 
 namespace sparseflow::pipeline {
@@ -26,5 +27,10 @@ class Executable {
   /// True when the generated code came from the on-disk cache.
   virtual bool fromCache() const { return false; }
 };
+
+/// run(inputs, output) of a kernel whose output pattern is new each call: `result`, made in
+/// `made`, replaces the caller's `output`, which must have its shape and be in that format (ell
+/// and hyb: with any width the data chose), else an error naming the output `name`.
+void replaceOutput(Tensor& output, Tensor result, const Format& made, const std::string& name);
 
 }  // namespace sparseflow::pipeline

@@ -13,6 +13,7 @@ PartsExecutable::PartsExecutable(runtime::Decomposition decomposition, std::stri
                                  std::vector<std::shared_ptr<const CompiledKernel>> parts)
     : decomposition_(std::move(decomposition)),
       text_(std::move(kernelText)),
+      output_(expr::parse(text_).lhs.tensor),
       parts_(std::move(parts)) {}
 
 std::shared_ptr<const Tensor> PartsExecutable::whole(const Inputs& inputs) const {
@@ -65,17 +66,7 @@ Tensor PartsExecutable::run(const Inputs& inputs, const Params& params) const {
 
 void PartsExecutable::runInto(const Inputs& inputs, Tensor& output, const Params& params) const {
   if (decomposition_.sparseOutput) {  // a new pattern: the output is replaced, in its format
-    Tensor result = sumOfParts(inputs, params);
-    const Format& target = *decomposition_.sparseOutput;
-    SF_USER_CHECK(output.shape() == result.shape())
-        << "output has the wrong shape for these inputs (" << text_ << ")";
-    // ell / hyb choose their width from the data: any width of that format is the same output.
-    const bool sameFormat =
-        output.format() == target || output.format() == result.format() ||
-        (target.needsData() && output.format().toString().rfind(target.toString() + ":", 0) == 0);
-    SF_USER_CHECK(sameFormat) << "output is " << output.format().toString() << "; the kernel makes "
-                              << target.toString();
-    output = std::move(result);
+    replaceOutput(output, sumOfParts(inputs, params), *decomposition_.sparseOutput, output_);
     return;
   }
   const std::shared_ptr<const Tensor> hybrid = whole(inputs);

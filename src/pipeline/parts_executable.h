@@ -31,6 +31,7 @@ class PartsExecutable final : public Executable {
 
   runtime::Decomposition decomposition_;
   std::string text_;
+  std::string output_;  ///< the output's name, for errors
   std::vector<std::shared_ptr<const CompiledKernel>> parts_;
   runtime::ConversionCache conversions_;
 };

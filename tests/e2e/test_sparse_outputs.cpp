@@ -209,6 +209,39 @@ TEST(SparseOutputs, RowsReachedMoreThanOnceAreReadThroughCopiesOrCollectedAsALis
   EXPECT_EQ(listed, 5);
 }
 
+TEST(SparseOutputs, AnOutputReplacedByANewPatternMustHaveItsShapeAndFormat) {
+  // run(inputs, output) into a wrong output, for a converted output (generated code) and for a
+  // decompose() schedule's summed parts: the error names the output and the format made.
+  std::mt19937_64 rng(11);
+  const std::string sddmm = "C(i,j) = A(i,j) * sum(k, D(i,k) * E(j,k))";
+  const testing::KernelInputs in =
+      testing::randomInputs(sddmm, {{"A", "csr"}}, {{"i", 13}, {"j", 9}, {"k", 4}}, 0.3, {}, rng);
+  for (const char* schedule : {"", "decompose(A, 2)"}) {
+    SCOPED_TRACE(schedule);
+    KernelOptions options;
+    options.formats = {{"A", "csr"}, {"C", "dcsr"}};
+    options.schedule = schedule;
+    const Kernel kernel = Kernel::compile(sddmm, options);
+    Tensor wrongFormat = convert(kernel.run(in.pointers()), "csr");
+    try {
+      kernel.run(in.pointers(), wrongFormat);
+      ADD_FAILURE() << "a csr output accepted for a dcsr kernel";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("output 'C' is csr; the kernel makes dcsr"),
+                std::string::npos)
+          << e.what();
+    }
+    Tensor wrongShape = fromCoo(Coo{{13, 10}, {}, {}}, Format::parse("dcsr", 2));
+    try {
+      kernel.run(in.pointers(), wrongShape);
+      ADD_FAILURE() << "a 13x10 output accepted for 13x9";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("output 'C' has the wrong shape"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(SparseOutputs, AssemblyFormatsAreEveryOrderUpToRankThreeAndTwoBeyond) {
   // A refused output is retried in each assembly format: rank! of them would be 40,320 lowerings
   // at rank 8.

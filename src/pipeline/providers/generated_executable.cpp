@@ -59,17 +59,7 @@ void GeneratedExecutable::runInto(const Inputs& inputs, Tensor& output,
                                   const Params& params) const {
   const lower::TensorArg& out = lowered_.tensors[0];
   if (lowered_.convertOutputTo) {  // a new pattern, converted: the output is replaced
-    Tensor result = run(inputs, params);
-    SF_USER_CHECK(output.shape() == result.shape())
-        << "output '" << out.name << "' has the wrong shape for these inputs";
-    // ell / hyb choose their width from the data: any width of that format is the same output.
-    const Format& target = *lowered_.convertOutputTo;
-    const bool sameFormat =
-        output.format() == target || output.format() == result.format() ||
-        (target.needsData() && output.format().toString().rfind(target.toString() + ":", 0) == 0);
-    SF_USER_CHECK(sameFormat) << "output '" << out.name << "' is " << output.format().toString()
-                              << "; the kernel makes " << target.toString();
-    output = std::move(result);
+    replaceOutput(output, run(inputs, params), *lowered_.convertOutputTo, out.name);
     return;
   }
   const runtime::BoundInputs bound =
