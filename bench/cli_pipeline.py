@@ -31,6 +31,9 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
   generated code, scipy's bsr_matrix @ B and torch's CSR @ B;
 - f64 SpMM: `C(i,j) = A(i,k) * B(k,j)` with A, B, C f64 on the DLMC weight at 16 and 64 columns: the
   csr_spmm provider's f64 kernel against the same kernel as generated code and scipy's A @ B.
+- f64 dense layers: `y(o) = W(o,i) * x(i)` (4096x4096, 11008x4096) and `Y(n,o) = X(n,i) * W(o,i)`
+  (128 and 512 rows, 1024x1024) with every operand f64: the dense_linear provider's f64 tile
+  against the same kernel as generated code and numpy's W @ x / X @ W.T (OpenBLAS dgemv/dgemm).
 - sparse outputs: SpGEMM `C(i,j) = A(i,k) * B(k,j)` and add `C(i,j) = A(i,j) + B(i,j)` (A = B
   the matrix, csr) with C asked as csr, dcsr and coo (dcsr and coo are assembled as csr and
   converted: the row level rebuilt, columns and values taken over), against the csr output and
@@ -111,6 +114,18 @@ w @ x
 samples = []
 for _ in range({repeat}):
     t = time.perf_counter(); w @ x; samples.append((time.perf_counter() - t) * 1e3)
+print(statistics.median(samples))
+"""
+
+
+DENSE_F64 = """
+import time, statistics, numpy as np
+w, x = np.load({w!r}), np.load({x!r})
+op = (lambda: w @ x) if x.ndim == 1 else (lambda: x @ w.T)
+op()
+samples = []
+for _ in range({repeat}):
+    t = time.perf_counter(); op(); samples.append((time.perf_counter() - t) * 1e3)
 print(statistics.median(samples))
 """
 
@@ -534,6 +549,43 @@ def main():
                 out.append(row(f"cli_gemv_2to4/{o}x{i}", m, "numpy W@x (OpenBLAS sgemv, dense)", pm,
                                floor, basis, f"speedup {pm / m:.2f} (target >= 2); provider {ours[0][1]}",
                                f"sparseflow run 'y(o) = W(o,i) * x(i)' --format W=2:4 --in W=W.npy --in x=x.npy --repeat {args.repeat}"))
+        # --- f64 dense GEMV and GEMM (DenseLinear's f64 tile) against OpenBLAS dgemv/dgemm
+        if want("cli_dense_f64"):
+            cases = [("y(o) = W(o,i) * x(i)", (4096, 4096), (4096,)),
+                     ("y(o) = W(o,i) * x(i)", (11008, 4096), (4096,)),
+                     ("Y(n,o) = X(n,i) * W(o,i)", (1024, 1024), (128, 1024)),
+                     ("Y(n,o) = X(n,i) * W(o,i)", (1024, 1024), (512, 1024))]
+            for kernel, w_shape, x_shape in cases:
+                x_name = "x" if len(x_shape) == 1 else "X"
+                np.save(f"{work}/Wd.npy", rng.uniform(-1, 1, w_shape))
+                np.save(f"{work}/xd.npy", rng.uniform(-1, 1, x_shape))
+                inputs = {"W": f"{work}/Wd.npy", x_name: f"{work}/xd.npy"}
+                f64 = [arg for n in ("W", x_name, kernel[0]) for arg in ("--dtype", f"{n}=f64")]
+                hand, generated, peer = [], [], []
+                for _ in range(args.rounds):
+                    hand.append(cli_median_ms(args.sparseflow, kernel, {}, inputs, args.repeat, f64))
+                    generated.append(cli_median_ms(args.sparseflow, kernel, {}, inputs, args.repeat,
+                                                   f64 + ["--generated-only"]))
+                    peer.append(python_ms(DENSE_F64.format(w=f"{work}/Wd.npy", x=f"{work}/xd.npy",
+                                                           repeat=args.repeat))[0])
+                h = statistics.median(t for t, _ in hand)
+                g = statistics.median(t for t, _ in generated)
+                pm = statistics.median(peer)
+                batch = 1 if len(x_shape) == 1 else x_shape[0]
+                flops = 2 * batch * w_shape[0] * w_shape[1]
+                floor, basis = None, "-"
+                if bandwidth and batch == 1:
+                    moved = 8 * (w_shape[0] * w_shape[1] + w_shape[0] + w_shape[1])
+                    floor = moved / bandwidth * 1e3
+                    basis = f"{moved / 1e6:.3g} MB at {bandwidth / 1e9:.3g} GB/s"
+                peer_name = "numpy W @ x (OpenBLAS dgemv)" if batch == 1 else \
+                    "numpy X @ W.T (OpenBLAS dgemm)"
+                out.append(row(f"cli_dense_f64/{batch}x{w_shape[1]}x{w_shape[0]}", h, peer_name, pm,
+                               floor, basis,
+                               f"speedup {pm / h:.2f}; provider {hand[0][1]}; generated f64 code "
+                               f"{g:.3g} ms = {g / h:.2f}x; {flops / h / 1e6:.3g} GFLOP/s",
+                               f"sparseflow run '{kernel}' --in W=W.npy --in {x_name}=x.npy "
+                               + " ".join(f64) + f" --repeat {args.repeat}"))
         # --- sparse outputs in formats the kernel does not assemble, against csr and scipy
         if want("cli_sparse_outputs"):
             kernels = (("spgemm", "C(i,j) = A(i,k) * B(k,j)", max(3, args.repeat // 3)),

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,17 +19,38 @@ struct DenseLinearOptions {
   int32_t threads = 0;  ///< 0: OpenMP's default (all cores); at most min(4096, OpenMP's limit)
 };
 
-/// y = epilogue(x · Wᵀ + b) with W dense (out_features × in_features, row-major) in f32, bf16 or
-/// f16, packed once for the SIMD target chosen at run time (AVX-512, AVX2, SSE4...); the dense
-/// baseline that NMLinear is measured against. forward() accepts x as f32 or the weights' dtype,
-/// batch × in_features row-major, and accumulates in f32. Thread-safe: forward() may be called
+/// A dense layer's bias: out_features values, or none. Given as floats or doubles (kept exactly);
+/// the layer uses it in its accumulation type (f64 for f64 weights, else f32).
+class LayerBias {
+ public:
+  LayerBias() = default;
+  // Implicit, so that a layer takes `{}`, `{1.0f, 2.0f}` and a vector of either type as before.
+  LayerBias(std::vector<float> values);           // NOLINT(google-explicit-constructor)
+  LayerBias(std::vector<double> values);          // NOLINT(google-explicit-constructor)
+  LayerBias(std::initializer_list<float> values);  // NOLINT(google-explicit-constructor)
+
+  bool empty() const { return values_.empty(); }
+  size_t size() const { return values_.size(); }
+  /// The values rounded to f32 (exact when they were given as floats).
+  std::vector<float> asFloat() const;
+  const std::vector<double>& asDouble() const { return values_; }
+
+ private:
+  std::vector<double> values_;
+};
+
+/// y = epilogue(x · Wᵀ + b) with W dense (out_features × in_features, row-major) in f32, bf16,
+/// f16 or f64, packed once for the SIMD target chosen at run time (AVX-512, AVX2, SSE4...); the
+/// dense baseline that NMLinear is measured against. forward() accepts x as f32 or the weights'
+/// dtype, batch × in_features row-major, and accumulates in f32 (f64 for f64 weights, whatever
+/// x's dtype). Thread-safe: forward() may be called
 /// from several threads at once.
 class DenseLinear {
  public:
   /// `weights` is a 2-d tensor in the "dense" format. `bias` is empty or holds out_features
   /// values; it must be given exactly when the epilogue says `bias` (nothing is added or dropped
   /// silently).
-  DenseLinear(const Tensor& weights, std::vector<float> bias, Epilogue epilogue,
+  DenseLinear(const Tensor& weights, LayerBias bias, Epilogue epilogue,
               DenseLinearOptions options = {});
   ~DenseLinear();
   DenseLinear(DenseLinear&&) noexcept;

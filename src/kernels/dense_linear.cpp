@@ -7,30 +7,46 @@
 
 namespace sparseflow {
 
+LayerBias::LayerBias(std::vector<float> values) : values_(values.begin(), values.end()) {}
+LayerBias::LayerBias(std::vector<double> values) : values_(std::move(values)) {}
+LayerBias::LayerBias(std::initializer_list<float> values) : values_(values.begin(), values.end()) {}
+
+std::vector<float> LayerBias::asFloat() const {
+  return std::vector<float>(values_.begin(), values_.end());
+}
+
 struct DenseLinear::Impl {
   Tensor weights;  // kept to repack if the dispatched target changes (tests switch targets)
-  std::vector<float> bias;
+  std::vector<float> bias;        // f32, bf16 and f16 weights
+  std::vector<double> biasF64;    // f64 weights (accumulated in f64)
   Epilogue epilogue;
   int32_t threads = 1;
   kernels::PackedForTarget<kernels::PackedDenseWeights> packed;
 
-  /// The weights packed in panels of `width` outputs (twice the target's lanes).
-  const kernels::PackedDenseWeights& packedFor(int32_t width) const {
-    return packed.get(width, [&](int32_t w) { return kernels::packDenseWeights(weights, w); });
+  bool f64() const { return weights.dtype() == DType::kF64; }
+  /// The weights packed in panels of twice the target's lanes of the accumulation type.
+  const kernels::PackedDenseWeights& packedNow() const {
+    return packed.get(2 * kernels::denseGemmLanes(weights.dtype()),
+                      [&](int32_t w) { return kernels::packDenseWeights(weights, w); });
   }
   kernels::DenseGemmPlan plan(int64_t batch, int64_t out, int64_t in) const {
-    return kernels::chooseDenseGemmPlan({batch, out, in}, kernels::denseGemmLanes(),
-                                        support::cacheSizes(), threads);
+    return kernels::chooseDenseGemmPlan({batch, out, in},
+                                        kernels::denseGemmLanes(weights.dtype()),
+                                        support::cacheSizes(), threads, f64() ? 8 : 4);
   }
 };
 
-DenseLinear::DenseLinear(const Tensor& weights, std::vector<float> bias, Epilogue epilogue,
+DenseLinear::DenseLinear(const Tensor& weights, LayerBias bias, Epilogue epilogue,
                          DenseLinearOptions options)
     : impl_(std::make_unique<Impl>()) {
   impl_->weights = weights;
-  (void)impl_->packedFor(2 * kernels::denseGemmLanes());  // checks the format and dtype
-  kernels::checkLinearBias(epilogue, bias, weights.shape()[0]);
-  impl_->bias = std::move(bias);
+  (void)impl_->packedNow();  // checks the format and dtype
+  kernels::checkLinearBias(epilogue, bias.size(), weights.shape()[0]);
+  if (impl_->f64()) {
+    impl_->biasF64 = bias.asDouble();
+  } else {
+    impl_->bias = bias.asFloat();
+  }
   impl_->epilogue = epilogue;
   impl_->threads = kernels::linearThreads(options.threads);
 }
@@ -53,19 +69,19 @@ const Epilogue& DenseLinear::epilogue() const {
 }
 
 int64_t DenseLinear::weightBytes() const {
-  return impl_->packedFor(2 * kernels::denseGemmLanes()).valueBytes();
+  return impl_->packedNow().valueBytes();
 }
 
 std::string DenseLinear::describe(int64_t batch) const {
-  return std::string(kernels::denseGemmTargetName()) + ": " +
+  return std::string(kernels::denseGemmTargetName()) + (impl_->f64() ? " f64" : "") + ": " +
          impl_->plan(batch, outFeatures(), inFeatures()).toString();
 }
 
 void DenseLinear::forward(const void* x, DType type, int64_t batch, void* y) const {
   if (!kernels::checkLinearForward(x, type, weightType(), batch, outFeatures(), y)) return;
-  const kernels::PackedDenseWeights& packed = impl_->packedFor(2 * kernels::denseGemmLanes());
-  const kernels::GemmArgs args =
-      kernels::linearArgs(x, type, batch, y, impl_->bias, impl_->epilogue);
+  const kernels::PackedDenseWeights& packed = impl_->packedNow();
+  kernels::GemmArgs args = kernels::linearArgs(x, type, batch, y, impl_->bias, impl_->epilogue);
+  if (impl_->f64() && !impl_->biasF64.empty()) args.biasF64 = impl_->biasF64.data();
   kernels::runDenseGemm(packed, args, impl_->plan(batch, outFeatures(), inFeatures()));
 }
 

@@ -16,7 +16,8 @@ struct GemmShape {
 };
 
 /// One call's operands. X is batch × in row-major, Y batch × out row-major; X and Y in f32 or the
-/// weights' dtype; bias (null or out floats) is added before the activation.
+/// weights' dtype; bias (null or out floats) is added before the activation. Layers with f64
+/// weights accumulate in f64 and take their bias as `biasF64` instead (null or out doubles).
 struct GemmArgs {
   const void* x = nullptr;
   DType xType = DType::kF32;
@@ -24,6 +25,7 @@ struct GemmArgs {
   void* y = nullptr;
   DType yType = DType::kF32;
   const float* bias = nullptr;
+  const double* biasF64 = nullptr;
   Activation activation = Activation::kNone;
 };
 

@@ -33,6 +33,16 @@ inline float toFloat(const void* base, DType type, int64_t i) {
   }
 }
 
+/// Element i of an f64, f32, bf16 or f16 array in the accumulation type Acc (f64 values only
+/// where Acc is double).
+template <typename Acc>
+inline Acc elementAs(const void* base, DType type, int64_t i) {
+  if constexpr (std::is_same_v<Acc, double>) {
+    if (type == DType::kF64) return static_cast<const double*>(base)[i];
+  }
+  return toFloat(base, type, i);
+}
+
 /// f16 lanes promoted to f32 with NaN and ±inf kept: Highway 1.0's emulated conversion (targets
 /// without F16C: SSSE3, SSE4, scalar) maps exponent 31 to a finite 2^16·(1 + m), so an inf
 /// weight became 65536 and a NaN a number.
@@ -54,11 +64,12 @@ HWY_INLINE hn::Vec<D> promoteF16(D d, VH half) {
 #endif
 }
 
-/// Loads Lanes(d) weights of type T (float: from an aligned address) as f32.
+/// Loads Lanes(d) weights of type T as D's lane type (f32, or f64 for f64 weights); weights of
+/// D's own type from an aligned address.
 template <typename T, class D>
 HWY_INLINE hn::Vec<D> loadAsFloat(D d, const uint8_t* p) {
-  if constexpr (std::is_same_v<T, float>) {
-    return hn::Load(d, reinterpret_cast<const float*>(p));
+  if constexpr (std::is_same_v<T, hn::TFromD<D>>) {
+    return hn::Load(d, reinterpret_cast<const T*>(p));
   } else if constexpr (std::is_same_v<T, hwy::float16_t>) {
     const hn::Rebind<T, D> dn;
     return promoteF16(d, hn::LoadU(dn, reinterpret_cast<const T*>(p)));
@@ -68,37 +79,65 @@ HWY_INLINE hn::Vec<D> loadAsFloat(D d, const uint8_t* p) {
   }
 }
 
-/// `count` floats (at least one), aligned and zeroed.
-inline hwy::AlignedFreeUniquePtr<float[]> zeroedFloats(int64_t count) {
-  auto p = hwy::AllocateAligned<float>(static_cast<size_t>(std::max<int64_t>(count, 1)));
-  SF_CHECK_CODE(p != nullptr, ErrorCode::kOutOfMemory) << "GEMM scratch of " << count << " floats";
-  std::memset(p.get(), 0, static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float));
+/// `count` values of T (at least one), aligned and zeroed.
+template <typename T>
+inline hwy::AlignedFreeUniquePtr<T[]> zeroed(int64_t count) {
+  auto p = hwy::AllocateAligned<T>(static_cast<size_t>(std::max<int64_t>(count, 1)));
+  SF_CHECK_CODE(p != nullptr, ErrorCode::kOutOfMemory)
+      << "GEMM scratch of " << count << " values of " << sizeof(T) << " bytes";
+  std::memset(p.get(), 0, static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(T));
   return p;
 }
 
-/// Applies the epilogue to `rows` × `count` f32 outputs (row stride `tileStride`) for output
-/// columns o0.. and stores them into Y in its dtype, at rows b0...
-inline void finishTile(const GemmArgs& args, int64_t outFeatures, float* tile, int64_t tileStride,
+inline hwy::AlignedFreeUniquePtr<float[]> zeroedFloats(int64_t count) {
+  return zeroed<float>(count);
+}
+
+/// Applies the epilogue to `rows` × `count` outputs (f32, or f64 for f64 weights; row stride
+/// `tileStride`) for output columns o0.. and stores them into Y in its dtype, at rows b0...
+template <typename Acc>
+inline void finishTile(const GemmArgs& args, int64_t outFeatures, Acc* tile, int64_t tileStride,
                        int64_t b0, int64_t rows, int64_t o0, int64_t count) {
-  const bool apply = args.bias != nullptr || args.activation != Activation::kNone;
-  for (int64_t b = 0; b < rows; ++b) {
-    float* row = tile + b * tileStride;
-    if (apply) {
-      applyEpilogue(args.activation, row, args.bias ? args.bias + o0 : nullptr, count);
+  if constexpr (std::is_same_v<Acc, double>) {
+    // f64 layers: the float64 reference activation per value (the epilogue is O(outputs), the
+    // GEMM O(outputs × in)), then Y as f64 or rounded once to f32.
+    for (int64_t b = 0; b < rows; ++b) {
+      double* row = tile + b * tileStride;
+      if (args.biasF64 != nullptr || args.activation != Activation::kNone) {
+        for (int64_t i = 0; i < count; ++i) {
+          const double v = row[i] + (args.biasF64 != nullptr ? args.biasF64[o0 + i] : 0.0);
+          row[i] = activationReference(args.activation, v);
+        }
+      }
+      const int64_t at = (b0 + b) * outFeatures + o0;
+      if (args.yType == DType::kF64) {
+        std::memcpy(static_cast<double*>(args.y) + at, row, static_cast<size_t>(count) * 8);
+      } else {
+        auto* y = static_cast<float*>(args.y) + at;
+        for (int64_t i = 0; i < count; ++i) y[i] = static_cast<float>(row[i]);
+      }
     }
-    const int64_t at = (b0 + b) * outFeatures + o0;
-    switch (args.yType) {
-      case DType::kBF16: {
-        auto* y = static_cast<uint16_t*>(args.y) + at;
-        for (int64_t i = 0; i < count; ++i) y[i] = floatToBf16(row[i]);
-        break;
+  } else {
+    const bool apply = args.bias != nullptr || args.activation != Activation::kNone;
+    for (int64_t b = 0; b < rows; ++b) {
+      float* row = tile + b * tileStride;
+      if (apply) {
+        applyEpilogue(args.activation, row, args.bias ? args.bias + o0 : nullptr, count);
       }
-      case DType::kF16: {
-        auto* y = static_cast<uint16_t*>(args.y) + at;
-        for (int64_t i = 0; i < count; ++i) y[i] = floatToF16(row[i]);
-        break;
+      const int64_t at = (b0 + b) * outFeatures + o0;
+      switch (args.yType) {
+        case DType::kBF16: {
+          auto* y = static_cast<uint16_t*>(args.y) + at;
+          for (int64_t i = 0; i < count; ++i) y[i] = floatToBf16(row[i]);
+          break;
+        }
+        case DType::kF16: {
+          auto* y = static_cast<uint16_t*>(args.y) + at;
+          for (int64_t i = 0; i < count; ++i) y[i] = floatToF16(row[i]);
+          break;
+        }
+        default: std::memcpy(static_cast<float*>(args.y) + at, row, static_cast<size_t>(count) * 4);
       }
-      default: std::memcpy(static_cast<float*>(args.y) + at, row, static_cast<size_t>(count) * 4);
     }
   }
 }

@@ -9,13 +9,12 @@
 
 namespace sparseflow::kernels {
 
-void checkLinearBias(const Epilogue& epilogue, const std::vector<float>& bias,
-                     int64_t outFeatures) {
-  SF_USER_CHECK(epilogue.bias == !bias.empty())
+void checkLinearBias(const Epilogue& epilogue, size_t biasSize, int64_t outFeatures) {
+  SF_USER_CHECK(epilogue.bias == (biasSize != 0))
       << "epilogue '" << epilogue.toString() << "' " << (epilogue.bias ? "needs" : "takes no")
-      << " bias, but " << bias.size() << " bias values were given";
-  SF_USER_CHECK(bias.empty() || static_cast<int64_t>(bias.size()) == outFeatures)
-      << "bias has " << bias.size() << " values, the weights have " << outFeatures
+      << " bias, but " << biasSize << " bias values were given";
+  SF_USER_CHECK(biasSize == 0 || static_cast<int64_t>(biasSize) == outFeatures)
+      << "bias has " << biasSize << " values, the weights have " << outFeatures
       << " output features";
 }
 

@@ -13,8 +13,9 @@
 
 namespace sparseflow::kernels {
 
-/// Checks that `bias` is given exactly when `epilogue` says `bias`, with `outFeatures` values.
-void checkLinearBias(const Epilogue& epilogue, const std::vector<float>& bias, int64_t outFeatures);
+/// Checks that a bias of `biasSize` values is given exactly when `epilogue` says `bias`, with
+/// `outFeatures` values.
+void checkLinearBias(const Epilogue& epilogue, size_t biasSize, int64_t outFeatures);
 
 /// The most threads a layer may ask for: the C ABI's SPARSEFLOW_MAX_THREADS.
 inline constexpr int32_t kMaxLinearThreads = 4096;

@@ -27,7 +27,7 @@ NMLinear::NMLinear(const Tensor& weights, std::vector<float> bias, Epilogue epil
     : impl_(std::make_unique<Impl>()) {
   impl_->weights = weights;
   (void)impl_->packedFor(kernels::nmGemmLanes());  // checks the format and dtype
-  kernels::checkLinearBias(epilogue, bias, weights.shape()[0]);
+  kernels::checkLinearBias(epilogue, bias.size(), weights.shape()[0]);
   impl_->bias = std::move(bias);
   impl_->epilogue = epilogue;
   impl_->threads = kernels::linearThreads(options.threads);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "support/check.h"
 
@@ -28,36 +29,41 @@ struct TileSplit {
   int64_t rows(int64_t t) const { return base + (t < extra ? 1 : 0); }
 };
 
-/// X rows [b0 + r0, b0 + r0 + mr) as f32, k-major: dst[k · mr + r].
-void packTile(const GemmArgs& args, int64_t in, int64_t row0, int64_t mr, float* dst) {
-  if (mr == 1 && args.xType == DType::kF32) {
-    std::memcpy(dst, static_cast<const float*>(args.x) + row0 * in,
-                static_cast<size_t>(in) * sizeof(float));
+/// The accumulation type for weights of type T: f64 for f64 weights, else f32.
+template <typename T>
+using AccumulatorOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+/// X rows [b0 + r0, b0 + r0 + mr) as Acc, k-major: dst[k · mr + r].
+template <typename Acc>
+void packTile(const GemmArgs& args, int64_t in, int64_t row0, int64_t mr, Acc* dst) {
+  if (mr == 1 && args.xType == (std::is_same_v<Acc, double> ? DType::kF64 : DType::kF32)) {
+    std::memcpy(dst, static_cast<const Acc*>(args.x) + row0 * in,
+                static_cast<size_t>(in) * sizeof(Acc));
     return;
   }
   for (int64_t r = 0; r < mr; ++r) {
     for (int64_t k = 0; k < in; ++k)
-      dst[k * mr + r] = toFloat(args.x, args.xType, (row0 + r) * in + k);
+      dst[k * mr + r] = elementAs<Acc>(args.x, args.xType, (row0 + r) * in + k);
   }
 }
 
 /// The tile of `mr` rows over panels [p, p1): as many panels at once as tilePanels(mr) where
 /// they remain, else one; returns the panels done.
-template <typename T, int MR>
-int64_t tileOf(const uint8_t* panel, int64_t panelStride, int64_t panelsLeft, const float* x,
-               int64_t steps, float* c, int64_t cStride, bool first) {
+template <typename T, int MR, typename Acc>
+int64_t tileOf(const uint8_t* panel, int64_t panelStride, int64_t panelsLeft, const Acc* x,
+               int64_t steps, Acc* c, int64_t cStride, bool first) {
   constexpr int kPanels = tilePanels(MR);
   if (kPanels > 1 && panelsLeft >= kPanels) {
-    denseTile<T, MR, kPanels>(panel, panelStride, x, steps, c, cStride, first);
+    denseTile<T, Acc, MR, kPanels>(panel, panelStride, x, steps, c, cStride, first);
     return kPanels;
   }
-  denseTile<T, MR, 1>(panel, panelStride, x, steps, c, cStride, first);
+  denseTile<T, Acc, MR, 1>(panel, panelStride, x, steps, c, cStride, first);
   return 1;
 }
 
-template <typename T>
+template <typename T, typename Acc>
 int64_t runTile(int64_t mr, const uint8_t* panel, int64_t panelStride, int64_t panelsLeft,
-                const float* x, int64_t steps, float* c, int64_t cStride, bool first) {
+                const Acc* x, int64_t steps, Acc* c, int64_t cStride, bool first) {
   switch (mr) {
     case 1: return tileOf<T, 1>(panel, panelStride, panelsLeft, x, steps, c, cStride, first);
     case 2: return tileOf<T, 2>(panel, panelStride, panelsLeft, x, steps, c, cStride, first);
@@ -70,6 +76,7 @@ int64_t runTile(int64_t mr, const uint8_t* panel, int64_t panelStride, int64_t p
 
 template <typename T>
 void runDense(const PackedDenseWeights& w, const GemmArgs& args, const DenseGemmPlan& plan) {
+  using Acc = AccumulatorOf<T>;
   const int64_t in = w.inFeatures, out = w.outFeatures, width = w.width;
   const int64_t kChunk = std::max<int64_t>(plan.kChunk, 1);
   const int64_t blockPanels = std::max<int64_t>(plan.panelsPerBlock, 1);
@@ -78,12 +85,12 @@ void runDense(const PackedDenseWeights& w, const GemmArgs& args, const DenseGemm
   const int64_t chunk = std::clamp<int64_t>(plan.batchChunk, 1, args.batch);
   const int64_t stepBytes = width * static_cast<int64_t>(sizeof(T));
   const int64_t panelStride = in * stepBytes;
-  auto xs = zeroedFloats(chunk * in);
+  auto xs = zeroed<Acc>(chunk * in);
   // One parallel region for all batch chunks: each chunk is packed, then its blocks computed;
   // the omp for's barriers keep the packed chunk alive until every block has read it.
 #pragma omp parallel num_threads(plan.threads)
   {
-    auto c = zeroedFloats(chunk * blockWidth);
+    auto c = zeroed<Acc>(chunk * blockWidth);
     for (int64_t b0 = 0; b0 < args.batch; b0 += chunk) {
       const int64_t rows = std::min(chunk, args.batch - b0);
       const TileSplit split(rows, std::clamp(plan.tileRows, 1, 6));  // runTile's heights
@@ -122,10 +129,16 @@ int32_t DenseF32Lanes() {
   return static_cast<int32_t>(hn::Lanes(hn::ScalableTag<float>()));
 }
 
+int32_t DenseF64Lanes() {
+  return static_cast<int32_t>(hn::Lanes(hn::ScalableTag<double>()));
+}
+
 void RunDenseGemm(const PackedDenseWeights& w, const GemmArgs& args, const DenseGemmPlan& plan) {
-  SF_ICHECK(w.width == 2 * DenseF32Lanes()) << "weights packed in panels of " << w.width
-                                            << ", target has " << DenseF32Lanes() << " lanes";
+  const int32_t lanes = w.valueType == DType::kF64 ? DenseF64Lanes() : DenseF32Lanes();
+  SF_ICHECK(w.width == 2 * lanes) << "weights packed in panels of " << w.width << ", target has "
+                                  << lanes << " lanes of " << dtypeName(w.valueType);
   switch (w.valueType) {
+    case DType::kF64: return runDense<double>(w, args, plan);
     case DType::kBF16: return runDense<hwy::bfloat16_t>(w, args, plan);
     case DType::kF16: return runDense<hwy::float16_t>(w, args, plan);
     default: return runDense<float>(w, args, plan);
@@ -143,11 +156,16 @@ HWY_AFTER_NAMESPACE();
 namespace sparseflow::kernels {
 
 HWY_EXPORT(DenseF32Lanes);
+HWY_EXPORT(DenseF64Lanes);
 HWY_EXPORT(DenseTargetName);
 HWY_EXPORT(RunDenseGemm);
 
 int32_t denseGemmLanes() {
   return HWY_DYNAMIC_DISPATCH(DenseF32Lanes)();
+}
+
+int32_t denseGemmLanes(DType weights) {
+  return weights == DType::kF64 ? HWY_DYNAMIC_DISPATCH(DenseF64Lanes)() : denseGemmLanes();
 }
 
 const char* denseGemmTargetName() {

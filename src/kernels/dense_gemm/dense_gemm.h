@@ -11,12 +11,15 @@ namespace sparseflow::kernels {
 
 /// f32 lanes of the SIMD target that runDenseGemm dispatches to now (panels are twice as wide).
 int32_t denseGemmLanes();
+/// Lanes of the accumulation type for weights of this dtype (f64 for f64 weights, else f32) on
+/// that target: panels of such weights are twice as wide.
+int32_t denseGemmLanes(DType weights);
 
 /// The name of that target ("AVX3", "AVX2"...).
 const char* denseGemmTargetName();
 
 /// Runs the GEMM with `plan` (from chooseDenseGemmPlan for this target's lanes). `weights` must
-/// have been packed with panels of 2 × denseGemmLanes() outputs.
+/// have been packed with panels of 2 × denseGemmLanes(weights' dtype) outputs.
 void runDenseGemm(const PackedDenseWeights& weights, const GemmArgs& args,
                   const DenseGemmPlan& plan);
 

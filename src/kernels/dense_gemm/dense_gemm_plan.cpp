@@ -15,7 +15,9 @@ std::string DenseGemmPlan::toString() const {
 }
 
 DenseGemmPlan chooseDenseGemmPlan(const GemmShape& shape, int32_t lanes,
-                                  const support::CacheSizes& caches, int32_t threads) {
+                                  const support::CacheSizes& caches, int32_t threads,
+                                  int32_t accumulatorBytes) {
+  const int64_t bytes = std::max(accumulatorBytes, 1);
   DenseGemmPlan plan;
   plan.lanes = std::max(lanes, 1);
   plan.panelWidth = 2 * plan.lanes;
@@ -33,12 +35,13 @@ DenseGemmPlan chooseDenseGemmPlan(const GemmShape& shape, int32_t lanes,
     plan.kChunk = in;
     plan.batchChunk = batch;
   } else {
-    // A panel's k chunk (f32 after conversion) fills half L1: it is reused by every register
-    // tile of the batch chunk. The batch chunk's packed x over that k chunk fills half L2: it
-    // is reused by every panel of the block. Chunks are balanced so the last is not a sliver.
-    const int64_t panelStep = int64_t{plan.panelWidth} * 4;
+    // A panel's k chunk (in the accumulation type after conversion) fills half L1: it is reused
+    // by every register tile of the batch chunk. The batch chunk's packed x over that k chunk
+    // fills half L2: it is reused by every panel of the block. Chunks are balanced so the last
+    // is not a sliver.
+    const int64_t panelStep = int64_t{plan.panelWidth} * bytes;
     plan.kChunk = std::clamp<int64_t>(caches.l1d / 2 / panelStep, 16, in);
-    const int64_t fit = std::max<int64_t>(caches.l2 / 2 / (plan.kChunk * 4) / rows, 1) * rows;
+    const int64_t fit = std::max<int64_t>(caches.l2 / 2 / (plan.kChunk * bytes) / rows, 1) * rows;
     const int64_t chunks = ceilDiv(batch, fit);
     plan.batchChunk = ceilDiv(ceilDiv(batch, chunks), rows) * rows;
   }

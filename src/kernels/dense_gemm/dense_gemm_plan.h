@@ -13,7 +13,7 @@ namespace sparseflow::kernels {
 /// The chosen tiling. The micro-kernel computes up to tileRows batch rows × panelWidth outputs
 /// in registers; a thread task is a block of panels over one batch chunk.
 struct DenseGemmPlan {
-  int32_t lanes = 0;           ///< f32 lanes of the SIMD target the plan is for
+  int32_t lanes = 0;           ///< accumulator lanes (f32; f64 for f64 weights) of the target
   int32_t panelWidth = 0;      ///< outputs per packed panel: 2 × lanes
   int32_t tileRows = 6;        ///< the register tile's most batch rows
   int64_t kChunk = 0;          ///< k steps per pass: a panel's chunk stays in L1
@@ -23,8 +23,10 @@ struct DenseGemmPlan {
   std::string toString() const;
 };
 
-/// The plan for `shape` on a target with `lanes` f32 lanes, these caches and `threads` threads.
+/// The plan for `shape` on a target with `lanes` accumulator lanes of `accumulatorBytes` each (4:
+/// f32; 8: the f64 layers), these caches and `threads` threads.
 DenseGemmPlan chooseDenseGemmPlan(const GemmShape& shape, int32_t lanes,
-                                  const support::CacheSizes& caches, int32_t threads);
+                                  const support::CacheSizes& caches, int32_t threads,
+                                  int32_t accumulatorBytes = 4);
 
 }  // namespace sparseflow::kernels

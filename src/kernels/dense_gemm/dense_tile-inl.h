@@ -1,5 +1,6 @@
-// The dense GEMM's register tile, per SIMD target: MR batch rows × one panel (two f32 vectors of
-// outputs) accumulated in registers over a k chunk, each step a broadcast of x times the panel.
+// The dense GEMM's register tile, per SIMD target: MR batch rows × one panel (two vectors of
+// outputs, f32 or f64 for f64 weights) accumulated in registers over a k chunk, each step a
+// broadcast of x times the panel.
 // Included once per target from dense_gemm.cpp after hwy/foreach_target.h.
 #if defined(SPARSEFLOW_KERNELS_DENSE_TILE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPARSEFLOW_KERNELS_DENSE_TILE_INL_H_
@@ -28,7 +29,7 @@ constexpr int tilePanels(int rows) {
 /// MR broadcast x values (x[0..MR)).
 template <typename T, int MR, int NP, class D>
 HWY_INLINE void denseStep(D d, hn::Vec<D> (&acc)[MR][2 * NP], const uint8_t* HWY_RESTRICT w,
-                          int64_t panelStride, const float* HWY_RESTRICT x) {
+                          int64_t panelStride, const hn::TFromD<D>* HWY_RESTRICT x) {
   hn::Vec<D> wv[2 * NP];
   for (int q = 0; q < NP; ++q) {
     wv[2 * q] = loadAsFloat<T>(d, w + q * panelStride);
@@ -45,12 +46,13 @@ HWY_INLINE void denseStep(D d, hn::Vec<D> (&acc)[MR][2 * NP], const uint8_t* HWY
 constexpr int64_t kPrefetchBytes = 2048;
 
 /// C[r][j] (+)= Σ_k x[k·MR + r] · W(k, j) for r < MR, k < steps and j < NP · 2 · lanes, where W
-/// is NP consecutive panels (`panelStride` bytes apart, each 2 · lanes outputs wide). C's rows
-/// are cStride floats apart and start from zero when `first`.
-template <typename T, int MR, int NP>
-void denseTile(const uint8_t* HWY_RESTRICT panel, int64_t panelStride, const float* HWY_RESTRICT x,
-               int64_t steps, float* HWY_RESTRICT c, int64_t cStride, bool first) {
-  const hn::ScalableTag<float> d;
+/// is NP consecutive panels (`panelStride` bytes apart, each 2 · lanes outputs wide). x and C
+/// are in the accumulation type Acc (f32; f64 for f64 weights); C's rows are cStride values
+/// apart and start from zero when `first`.
+template <typename T, typename Acc, int MR, int NP>
+void denseTile(const uint8_t* HWY_RESTRICT panel, int64_t panelStride, const Acc* HWY_RESTRICT x,
+               int64_t steps, Acc* HWY_RESTRICT c, int64_t cStride, bool first) {
+  const hn::ScalableTag<Acc> d;
   const size_t n = hn::Lanes(d);
   const int64_t stepBytes = static_cast<int64_t>(2 * n * sizeof(T));
   hn::Vec<decltype(d)> acc[MR][2 * NP];

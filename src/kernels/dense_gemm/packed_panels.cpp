@@ -16,8 +16,9 @@ void checkDenseWeights(const Tensor& w) {
       << "the dense linear layer takes weights in the 'dense' format; got '"
       << w.format().toString() << "': convert them first";
   const DType t = w.dtype();
-  SF_CHECK_CODE(t == DType::kF32 || t == DType::kBF16 || t == DType::kF16, ErrorCode::kNotSupported)
-      << "the dense linear layer takes f32, bf16 or f16 weights, got " << dtypeName(t);
+  SF_CHECK_CODE(t == DType::kF32 || t == DType::kBF16 || t == DType::kF16 || t == DType::kF64,
+                ErrorCode::kNotSupported)
+      << "the dense linear layer takes f32, bf16, f16 or f64 weights, got " << dtypeName(t);
 }
 
 }  // namespace

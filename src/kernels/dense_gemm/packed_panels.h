@@ -16,7 +16,7 @@ namespace sparseflow::kernels {
 struct PackedDenseWeights {
   int64_t outFeatures = 0;
   int64_t inFeatures = 0;
-  int32_t width = 0;   ///< output columns per panel: two SIMD vectors of f32
+  int32_t width = 0;   ///< output columns per panel: two SIMD vectors of f32 (f64 weights: f64)
   int64_t panels = 0;  ///< ceil(outFeatures / width)
   DType valueType = DType::kF32;
   hwy::AlignedFreeUniquePtr<uint8_t[]> values;
@@ -27,7 +27,7 @@ struct PackedDenseWeights {
   }
 };
 
-/// Packs a 2-d tensor in the "dense" format (f32, bf16 or f16 values, kept in that dtype) into
+/// Packs a 2-d tensor in the "dense" format (f32, bf16, f16 or f64 values, kept in that dtype) into
 /// panels of `width` outputs. Other formats, ranks or dtypes are errors that say what to do.
 PackedDenseWeights packDenseWeights(const Tensor& weights, int32_t width);
 

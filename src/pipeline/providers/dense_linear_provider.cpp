@@ -1,4 +1,4 @@
-// The dense provider: GEMM and GEMV with every operand dense f32, as the linear layer
+// The dense provider: GEMM and GEMV with every operand dense, f32 or f64 throughout, as the linear layer
 // `Y(n..., o) = act(X(n..., k) * W(o,k) + bias(o))` or as `C(i,j) = act(A(i,k) * B(k,j) + b(j))`
 // (W = Bᵀ); runs DenseLinear (kernels/dense_gemm) with the epilogue fused, the weights packed
 // once per contents.
@@ -16,10 +16,12 @@ class DenseLinearProvider final : public Provider {
   Offer offer(const ProviderRequest& request) const override {
     if (auto declined = commonDecline(request)) return *declined;
     const Contraction& c = **request.contraction;
+    // f32, or f64 throughout (X, W, the bias and the output: accumulated in f64).
+    const DType dtype = c.out.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
     std::string whyLinear, whyGemm;
     std::optional<LinearLayerPlan> plan;
     if (auto l = asLinear(c, &whyLinear)) {
-      if (auto wrong = requireFormats(c, {{l->w, "dense"}, {l->x, "dense"}}, DType::kF32)) {
+      if (auto wrong = requireFormats(c, {{l->w, "dense"}, {l->x, "dense"}}, dtype)) {
         whyLinear = *wrong;
       } else {
         plan = LinearLayerPlan{name(),
@@ -28,12 +30,13 @@ class DenseLinearProvider final : public Provider {
                                l->w->name,
                                l->batch,
                                false,
-                               request.options->parallel};
+                               request.options->parallel,
+                               dtype};
       }
     }
     if (!plan) {
       if (auto s = asSpmm(c, &whyGemm)) {
-        if (auto wrong = requireFormats(c, {{s->a, "dense"}, {s->b, "dense"}}, DType::kF32)) {
+        if (auto wrong = requireFormats(c, {{s->a, "dense"}, {s->b, "dense"}}, dtype)) {
           whyGemm = *wrong;
         } else if (s->columns.size() != 1) {
           whyGemm = "B has " + std::to_string(s->columns.size() + 1) + " indices";
@@ -46,7 +49,8 @@ class DenseLinearProvider final : public Provider {
                                  s->b->name,
                                  {s->rowIndex},
                                  true,
-                                 request.options->parallel};
+                                 request.options->parallel,
+                                 dtype};
         }
       }
     }

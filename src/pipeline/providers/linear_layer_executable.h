@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "format/content_witness.h"
@@ -28,6 +29,7 @@ struct LinearLayerPlan {
   /// layer is prepared from its transpose.
   bool weightTransposed = false;
   bool parallel = true;
+  DType dtype = DType::kF32;  ///< of every operand: f32, or f64 (layers that take f64 weights)
 };
 
 template <class Layer, class LayerOptions>
@@ -79,51 +81,72 @@ class LinearLayerExecutable final : public Executable {
     if (layer_ && packedFrom_.matches(w) && (!bias || biasFrom_.matches(*bias))) return layer_;
     packedFrom_ = TensorWitness(w);
     biasFrom_ = bias ? TensorWitness(*bias) : TensorWitness();
-    std::vector<float> b;
-    if (bias) {
-      const auto* values = static_cast<const float*>(bias->values().data());
-      b.assign(values, values + bias->values().size());
-    }
     Epilogue epilogue;
     epilogue.bias = bias != nullptr;
     epilogue.activation = c.activation;
     LayerOptions options;
     options.threads = plan_.parallel ? 0 : 1;
-    layer_ = std::make_shared<const Layer>(plan_.weightTransposed ? transposed(w) : w, std::move(b),
-                                           epilogue, options);
+    const Tensor weights = plan_.weightTransposed ? transposed(w) : w;
+    if constexpr (std::is_constructible_v<Layer, const Tensor&, std::vector<double>, Epilogue,
+                                          LayerOptions>) {
+      if (plan_.dtype == DType::kF64) {  // the bias kept in f64 (DenseLinear's LayerBias)
+        layer_ = std::make_shared<const Layer>(weights, valuesOf<double>(bias), epilogue, options);
+        return layer_;
+      }
+    }
+    layer_ = std::make_shared<const Layer>(weights, valuesOf<float>(bias), epilogue, options);
     return layer_;
+  }
+
+  /// The bias's values (of type T: the plan's dtype), none when there is no bias.
+  template <typename T>
+  static std::vector<T> valuesOf(const Tensor* bias) {
+    if (bias == nullptr) return {};
+    const auto* values = static_cast<const T*>(bias->values().data());
+    return std::vector<T>(values, values + bias->values().size());
   }
 
   static Tensor transposed(const Tensor& w) {
     const int64_t rows = w.shape()[0], cols = w.shape()[1];
-    const auto* src = static_cast<const float*>(w.values().data());
-    Buffer values = Buffer::zeros(DType::kF32, rows * cols);
-    auto* dst = static_cast<float*>(values.data());
+    const size_t size = static_cast<size_t>(dtypeSize(w.dtype()));
+    const auto* src = static_cast<const uint8_t*>(w.values().data());
+    Buffer values = Buffer::zeros(w.dtype(), rows * cols);
+    auto* dst = static_cast<uint8_t*>(values.data());
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t col = 0; col < cols; ++col) dst[col * rows + r] = src[r * cols + col];
+      for (int64_t col = 0; col < cols; ++col)
+        std::memcpy(dst + (col * rows + r) * size, src + (r * cols + col) * size, size);
     }
     const Format dense = Format::parse("dense", 2);
-    return Tensor({cols, rows}, DType::kF32, dense, std::vector<LevelStorage>(2),
-                  std::move(values));
+    return Tensor({cols, rows}, w.dtype(), dense, std::vector<LevelStorage>(2), std::move(values));
   }
 
   void compute(const ContractionBinding::Bound& bound, Tensor& output, bool overwrite) const {
+    const std::shared_ptr<const Layer> layer = layerFor(bound, bound.product(plan_.batch));
+    if (plan_.dtype == DType::kF64) {
+      computeAs<double>(bound, *layer, output, overwrite);
+    } else {
+      computeAs<float>(bound, *layer, output, overwrite);
+    }
+  }
+
+  template <typename T>
+  void computeAs(const ContractionBinding::Bound& bound, const Layer& layer, Tensor& output,
+                 bool overwrite) const {
     const int64_t batch = bound.product(plan_.batch);
-    const std::shared_ptr<const Layer> layer = layerFor(bound, batch);
     const void* x = bound[plan_.x].values().data();
-    auto* y = static_cast<float*>(output.mutableValues().data());
+    auto* y = static_cast<T*>(output.mutableValues().data());
     if (overwrite) {
-      layer->forward(x, DType::kF32, batch, y);
+      layer.forward(x, plan_.dtype, batch, y);
       // A row epilogue (never with +=: contraction.cpp) over each row the layer wrote, from L2
       // when the rows are short; the layer's own epilogue ran in its store.
       if (const kernels::RowEpilogue row = binding_.contraction().row;
           row != kernels::RowEpilogue::kNone) {
-        kernels::applyRowEpilogue(row, y, batch, layer->outFeatures(), plan_.parallel ? 0 : 1);
+        kernels::applyRowEpilogue(row, y, batch, layer.outFeatures(), plan_.parallel ? 0 : 1);
       }
       return;
     }
-    std::vector<float> product(static_cast<size_t>(batch * layer->outFeatures()));
-    layer->forward(x, DType::kF32, batch, product.data());
+    std::vector<T> product(static_cast<size_t>(batch * layer.outFeatures()));
+    layer.forward(x, plan_.dtype, batch, product.data());
     for (size_t e = 0; e < product.size(); ++e) y[e] += product[e];
   }
 

@@ -52,6 +52,17 @@ inline std::string describe(const LinearCase& c) {
          " w " + dtypeName(c.wType) + " x " + dtypeName(c.xType) + " " + c.epilogue.toString();
 }
 
+/// out values in [-0.5, 0.5) in f64 (most not representable in f32) when the epilogue takes a
+/// bias, else none: for layers with f64 weights, whose bias must not be rounded to f32.
+inline std::vector<double> randomBiasF64(const LinearCase& c, std::mt19937_64& rng) {
+  std::vector<double> bias;
+  if (c.epilogue.bias) {
+    std::uniform_real_distribution<double> value(-0.5, 0.5);
+    for (int64_t o = 0; o < c.out; ++o) bias.push_back(value(rng));
+  }
+  return bias;
+}
+
 /// out values in [-0.5, 0.5) when the epilogue takes a bias, else none.
 inline std::vector<float> randomBias(const LinearCase& c, std::mt19937_64& rng) {
   std::vector<float> bias;
@@ -63,17 +74,22 @@ inline std::vector<float> randomBias(const LinearCase& c, std::mt19937_64& rng) 
 }
 
 /// Runs `forward(x, y)` on fresh random x (c.xType) and compares y with a float64 reference of
-/// epilogue(x · Wᵀ + bias), `w` being W's exact values (out × in, row-major).
-inline void checkAgainstReference(const LinearCase& c, const std::vector<double>& w,
-                                  const std::vector<float>& bias, std::mt19937_64& rng,
-                                  const std::function<void(const void* x, void* y)>& forward) {
+/// epilogue(x · Wᵀ + bias), `w` being W's exact values (out × in, row-major). f64 weights
+/// accumulate in f64: their error allowed is 1e-12 of the terms' magnitude, not f32's 1e-5.
+template <typename Bias>
+void checkAgainstReference(const LinearCase& c, const std::vector<double>& w,
+                           const std::vector<Bias>& bias, std::mt19937_64& rng,
+                           const std::function<void(const void* x, void* y)>& forward) {
   auto [x, xExact] = randomDense(c.batch * c.in, c.xType, rng);
   Buffer y = Buffer::zeros(c.xType, c.batch * c.out);
   forward(x.data(), y.data());
-  // The output is rounded to x's dtype: allow its half-ulp beside f32 accumulation error.
-  const double outputEps = c.xType == DType::kBF16  ? 1.0 / 256
-                           : c.xType == DType::kF16 ? 1.0 / 2048
-                                                    : 0.0;
+  // The output is rounded to x's dtype: allow its half-ulp beside the accumulation error.
+  const double outputEps = c.xType == DType::kBF16                             ? 1.0 / 256
+                           : c.xType == DType::kF16                            ? 1.0 / 2048
+                           : c.wType == DType::kF64 && c.xType == DType::kF32 ? 0x1p-24
+                                                                               : 0.0;
+  const double accumulationEps = c.wType == DType::kF64 ? 1e-12 : 1e-5;
+  const double absoluteEps = c.wType == DType::kF64 ? 1e-13 : 1e-6;
   int64_t bad = 0;
   for (int64_t b = 0; b < c.batch; ++b) {
     for (int64_t o = 0; o < c.out; ++o) {
@@ -87,7 +103,8 @@ inline void checkAgainstReference(const LinearCase& c, const std::vector<double>
       if (c.epilogue.bias) acc += bias[static_cast<size_t>(o)];
       const double expect = activationReference(c.epilogue.activation, acc);
       const double got = y.value(b * c.out + o);
-      const double tolerance = 1e-5 * (magnitude + 1.0) + outputEps * std::abs(expect) + 1e-6;
+      const double tolerance =
+          accumulationEps * (magnitude + 1.0) + outputEps * std::abs(expect) + absoluteEps;
       if (!(std::abs(got - expect) <= tolerance) && bad++ < 5) {
         ADD_FAILURE() << "y[" << b << "][" << o << "] = " << got << ", expected " << expect
                       << " (tolerance " << tolerance << ")";
@@ -188,17 +205,21 @@ class RawGemmCase {
     }
   }
 
-  /// Runs `gemm(args)` into an f32 y prefilled with garbage and checks every value.
+  /// Runs `gemm(args)` into a y prefilled with garbage (f32; f64 when x is f64, checked to f64
+  /// accuracy) and checks every value.
   void check(const std::function<void(const kernels::GemmArgs&)>& gemm) const {
-    std::vector<float> y(static_cast<size_t>(batch_ * out_), -7.0f);
+    const bool f64 = xType_ == DType::kF64;
+    Buffer y = Buffer::zeros(f64 ? DType::kF64 : DType::kF32, batch_ * out_);
+    for (int64_t i = 0; i < batch_ * out_; ++i) y.setValue(i, -7.0);
     kernels::GemmArgs args;
     args.x = x_.data();
     args.xType = xType_;
     args.batch = batch_;
     args.y = y.data();
+    args.yType = y.dtype();
     gemm(args);
-    for (size_t i = 0; i < y.size(); ++i) {
-      ASSERT_NEAR(y[i], expect_[i], 1e-4) << "at " << i;
+    for (int64_t i = 0; i < batch_ * out_; ++i) {
+      ASSERT_NEAR(y.value(i), expect_[static_cast<size_t>(i)], f64 ? 1e-12 : 1e-4) << "at " << i;
     }
   }
 

@@ -26,11 +26,18 @@ void checkCase(const Case& c, std::mt19937_64& rng, int32_t threads = 0) {
   SCOPED_TRACE(testing::describe(c));
   const std::vector<double> w = randomDense(c.out * c.in, c.wType, rng).second;
   const Tensor weights = fromDense({c.out, c.in}, w.data(), Format::parse("dense", 2), c.wType);
-  const std::vector<float> bias = randomBias(c, rng);
-  const DenseLinear layer(weights, bias, c.epilogue, DenseLinearOptions{threads});
-  SCOPED_TRACE(layer.describe(c.batch));
-  checkAgainstReference(c, w, bias, rng,
-                        [&](const void* x, void* y) { layer.forward(x, c.xType, c.batch, y); });
+  const auto run = [&](const auto& bias) {
+    const DenseLinear layer(weights, bias, c.epilogue, DenseLinearOptions{threads});
+    SCOPED_TRACE(layer.describe(c.batch));
+    checkAgainstReference(c, w, bias, rng,
+                          [&](const void* x, void* y) { layer.forward(x, c.xType, c.batch, y); });
+  };
+  // f64 weights: a bias in f64 that f32 cannot hold, which the layer must not round.
+  if (c.wType == DType::kF64) {
+    run(testing::randomBiasF64(c, rng));
+  } else {
+    run(randomBias(c, rng));
+  }
 }
 
 /// Every dtype × x dtype × epilogue × batch on `out` × `in` (the full cross product when
@@ -38,7 +45,7 @@ void checkCase(const Case& c, std::mt19937_64& rng, int32_t threads = 0) {
 void checkEveryDtype(int64_t out, int64_t in, bool everyEpilogue, std::mt19937_64& rng) {
   const std::vector<Epilogue> epilogues = Epilogue::all();
   size_t rotate = 0;
-  for (DType wType : {DType::kF32, DType::kBF16, DType::kF16}) {
+  for (DType wType : {DType::kF32, DType::kBF16, DType::kF16, DType::kF64}) {
     std::vector<DType> xTypes = {DType::kF32};
     if (wType != DType::kF32) xTypes.push_back(wType);
     for (DType xType : xTypes) {
@@ -69,7 +76,7 @@ TEST(DenseLinear, NanAndInfAsTorchOnEveryTarget) {
   testing::forEachTarget(
       [] { return "dense"; },
       [&](bool) {
-        for (DType wType : {DType::kF32, DType::kBF16}) {
+        for (DType wType : {DType::kF32, DType::kBF16, DType::kF64}) {
           for (int64_t batch : {1, 8, 32}) {
             for (const char* epilogue : {"relu", "bias+gelu_tanh"}) {
               for (bool specialX : {true, false}) {
@@ -103,16 +110,15 @@ TEST(DenseLinear, SingleAndTwoThreadsAgree) {
 }
 
 /// Every register tile height with tiny, small and whole k chunks, batch chunks and blocks (the
-/// plan rules never pick some of these) on one shape, against float64.
-TEST(DenseGemm, ForcedPlansMatchTheReference) {
-  SF_SEEDED_RNG(rng);
-  const int64_t out = 75, in = 333;
-  const int32_t lanes = kernels::denseGemmLanes();
-  const std::vector<double> w = randomDense(out * in, DType::kF16, rng).second;
-  const Tensor weights = fromDense({out, in}, w.data(), Format::parse("dense", 2), DType::kF16);
+/// plan rules never pick some of these) on one shape and weight dtype, against float64.
+void checkForcedPlans(int64_t out, int64_t in, DType wType, std::mt19937_64& rng) {
+  const int32_t lanes = kernels::denseGemmLanes(wType);
+  const std::vector<double> w = randomDense(out * in, wType, rng).second;
+  const Tensor weights = fromDense({out, in}, w.data(), Format::parse("dense", 2), wType);
   const kernels::PackedDenseWeights packed = kernels::packDenseWeights(weights, 2 * lanes);
+  const DType xType = wType == DType::kF64 ? DType::kF64 : DType::kF32;
   for (int64_t batch : {1, 5, 9, 17, 40}) {
-    const testing::RawGemmCase raw(w, out, in, batch, rng);
+    const testing::RawGemmCase raw(w, out, in, batch, rng, xType);
     struct Chunks {
       int64_t k, batch, panels;
       int32_t threads;
@@ -135,16 +141,27 @@ TEST(DenseGemm, ForcedPlansMatchTheReference) {
   }
 }
 
+TEST(DenseGemm, ForcedPlansMatchTheReference) {
+  SF_SEEDED_RNG(rng);
+  const int64_t out = 75, in = 333;
+  // f16 weights (accumulated in f32) and f64 weights (f64 throughout, checked to 1e-12).
+  for (DType wType : {DType::kF16, DType::kF64}) {
+    SCOPED_TRACE(dtypeName(wType));
+    checkForcedPlans(out, in, wType, rng);
+  }
+}
+
 TEST(DenseGemmPlan, GemvStreamsGemmChunksFitTheCaches) {
   support::CacheSizes caches;
   caches.l1d = 32 << 10;
   caches.l2 = 512 << 10;
-  for (int32_t lanes : {4, 8, 16}) {
+  // f32 accumulators (4 bytes) and the f64 layers' (8 bytes).
+  for (auto [lanes, bytes] : {std::pair{4, 4}, {8, 4}, {16, 4}, {2, 8}, {4, 8}, {8, 8}}) {
     for (int64_t batch : {1, 3, 6, 7, 8, 32, 100, 512, 4096}) {
       for (int64_t in : {1, 70, 4096, 11008}) {
         const kernels::DenseGemmPlan plan =
-            kernels::chooseDenseGemmPlan({batch, 4096, in}, lanes, caches, 2);
-        SCOPED_TRACE(plan.toString());
+            kernels::chooseDenseGemmPlan({batch, 4096, in}, lanes, caches, 2, bytes);
+        SCOPED_TRACE(plan.toString() + " accumulators of " + std::to_string(bytes) + " bytes");
         EXPECT_EQ(plan.panelWidth, 2 * lanes);
         EXPECT_GE(plan.kChunk, 1);
         EXPECT_LE(plan.kChunk, in) << "never past the matrix";
@@ -158,8 +175,9 @@ TEST(DenseGemmPlan, GemvStreamsGemmChunksFitTheCaches) {
         EXPECT_EQ(plan.batchChunk % plan.tileRows, 0);
         EXPECT_LE(plan.batchChunk, batch + plan.tileRows - 1) << "never past the batch";
         if (in >= 4096) {
-          EXPECT_LE(plan.kChunk * plan.panelWidth * 4, caches.l1d / 2);
-          EXPECT_LE(plan.kChunk * plan.batchChunk * 4, caches.l2 / 2 + plan.kChunk * 4 * 6);
+          EXPECT_LE(plan.kChunk * plan.panelWidth * bytes, caches.l1d / 2);
+          EXPECT_LE(plan.kChunk * plan.batchChunk * bytes,
+                    caches.l2 / 2 + plan.kChunk * bytes * 6);
         }
       }
     }
@@ -222,9 +240,6 @@ TEST(DenseLinear, RefusesWhatItCannotRun) {
   const Tensor csr = fromDense({4, 8}, w.data(), Format::parse("csr", 2));
   expectError([&] { DenseLinear(csr, {}, Epilogue{}); }, ErrorCode::kNotSupported,
               "takes weights in the 'dense' format; got 'csr");
-  const Tensor f64 = fromDense({4, 8}, w.data(), Format::parse("dense", 2), DType::kF64);
-  expectError([&] { DenseLinear(f64, {}, Epilogue{}); }, ErrorCode::kNotSupported,
-              "f32, bf16 or f16 weights, got f64");
   const Tensor vector = fromDense({8}, w.data(), Format::parse("dense", 1));
   expectError([&] { DenseLinear(vector, {}, Epilogue{}); }, ErrorCode::kInvalidArgument,
               "dense weights must be 2-d (out_features × in_features), got 1-d");

@@ -220,6 +220,15 @@ TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
   for (const std::string& k : withEpilogues("Y(n,o)", "X(n,i) * W(o,i)", "b(o)"))
     cases.push_back({k, csrW, "csr_spmm", DType::kF64});
   cases.push_back({"C(i,j) += gelu(A(i,k) * B(k,j) + b(j))", csrA, "csr_spmm", DType::kF64});
+  // f64 throughout, dense: DenseLinear's f64 tile (accumulated in f64) for GEMM, GEMV and the
+  // SpMM spelling.
+  for (const std::string& k : withEpilogues("Y(n,o)", "X(n,i) * W(o,i)", "b(o)"))
+    cases.push_back({k, {}, "dense_linear", DType::kF64});
+  for (const std::string& k : withEpilogues("y(o)", "W(o,i) * x(i)", "b(o)"))
+    cases.push_back({k, {}, "dense_linear", DType::kF64});
+  for (const std::string& k : withEpilogues("C(i,j)", "A(i,k) * B(k,j)", "b(j)"))
+    cases.push_back({k, {}, "dense_linear", DType::kF64});
+  cases.push_back({"Y(n,o) += silu(X(n,i) * W(o,i) + b(o))", {}, "dense_linear", DType::kF64});
   for (int64_t target : targetsToRun()) {
     hwy::SetSupportedTargetsForTest(target);
     SCOPED_TRACE(std::string("target ") + hwy::TargetName(target));
@@ -255,6 +264,8 @@ TEST(Providers, ARowEpilogueOverTheRowIsTakenByEveryProviderOnEveryTarget) {
   cases.push_back({"Y(n,o) = layernorm(o, X(n,i) * W(o,i) + b(o))", nmW, "nm_linear"});
   cases.push_back({"y(o) = layernorm(o, W(o,i) * x(i))", csrW, "csr_spmm"});
   cases.push_back({"Y(n,o) = layernorm(o, relu(X(n,i) * W(o,i)))", {}, "dense_linear"});
+  cases.push_back(
+      {"Y(n,o) = layernorm(o, relu(X(n,i) * W(o,i)))", {}, "dense_linear", DType::kF64});
   cases.push_back({"C(i,j) += layernorm(j, A(i,k) * B(k,j))", csrA, "generated"});
   cases.push_back({"C(i,j) = layernorm(i, A(i,k) * B(k,j))", csrA, "generated"});
   cases.push_back(
@@ -267,6 +278,7 @@ TEST(Providers, ARowEpilogueOverTheRowIsTakenByEveryProviderOnEveryTarget) {
   cases.push_back({"y(o) = softmax(o, relu(W(o,i) * x(i) + b(o)))", nmW, "nm_linear"});
   cases.push_back({"Y(n,o) = softmax(o, gelu(X(n,i) * W(o,i)))", {}, "dense_linear"});
   cases.push_back({"C(i,j) = softmax(j, A(i,k) * B(k,j))", {}, "dense_linear"});
+  cases.push_back({"C(i,j) = softmax(j, A(i,k) * B(k,j) + b(j))", {}, "dense_linear", DType::kF64});
   // Over the rows' index, with +=, around a function no provider fuses: generated code.
   cases.push_back({"C(i,j) = softmax(i, A(i,k) * B(k,j))", csrA, "generated"});
   cases.push_back({"C(i,j) += softmax(j, A(i,k) * B(k,j))", csrA, "generated"});
