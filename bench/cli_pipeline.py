@@ -31,9 +31,10 @@ a DLMC transformer weight, the facebook graph from SNAP, all read from their fil
   generated code, scipy's bsr_matrix @ B and torch's CSR @ B;
 - f64 SpMM: `C(i,j) = A(i,k) * B(k,j)` with A, B, C f64 on the DLMC weight at 16 and 64 columns: the
   csr_spmm provider's f64 kernel against the same kernel as generated code and scipy's A @ B.
-- f64 dense layers: `y(o) = W(o,i) * x(i)` (4096x4096, 11008x4096) and `Y(n,o) = X(n,i) * W(o,i)`
-  (128 and 512 rows, 1024x1024) with every operand f64: the dense_linear provider's f64 tile
-  against the same kernel as generated code and numpy's W @ x / X @ W.T (OpenBLAS dgemv/dgemm).
+- f64 layers: `y(o) = W(o,i) * x(i)` (4096x4096, 11008x4096) and `Y(n,o) = X(n,i) * W(o,i)`
+  (128 and 512 rows, 1024x1024) with every operand f64 and W pruned to 2:4, W read as dense (the
+  dense_linear provider's f64 tile) and as 2:4 (nm_linear's f64 kernel), each against the same
+  kernel as generated code and numpy's W @ x / X @ W.T (OpenBLAS dgemv/dgemm) on the same W.
 - sparse outputs: SpGEMM `C(i,j) = A(i,k) * B(k,j)` and add `C(i,j) = A(i,j) + B(i,j)` (A = B
   the matrix, csr) with C asked as csr, dcsr and coo (dcsr and coo are assembled as csr and
   converted: the row level rebuilt, columns and values taken over), against the csr output and
@@ -549,7 +550,8 @@ def main():
                 out.append(row(f"cli_gemv_2to4/{o}x{i}", m, "numpy W@x (OpenBLAS sgemv, dense)", pm,
                                floor, basis, f"speedup {pm / m:.2f} (target >= 2); provider {ours[0][1]}",
                                f"sparseflow run 'y(o) = W(o,i) * x(i)' --format W=2:4 --in W=W.npy --in x=x.npy --repeat {args.repeat}"))
-        # --- f64 dense GEMV and GEMM (DenseLinear's f64 tile) against OpenBLAS dgemv/dgemm
+        # --- f64 dense and 2:4 GEMV and GEMM (DenseLinear's and NMLinear's f64 kernels) against
+        # OpenBLAS dgemv/dgemm on the same (2:4-pruned) weights
         if want("cli_dense_f64"):
             cases = [("y(o) = W(o,i) * x(i)", (4096, 4096), (4096,)),
                      ("y(o) = W(o,i) * x(i)", (11008, 4096), (4096,)),
@@ -557,35 +559,47 @@ def main():
                      ("Y(n,o) = X(n,i) * W(o,i)", (1024, 1024), (512, 1024))]
             for kernel, w_shape, x_shape in cases:
                 x_name = "x" if len(x_shape) == 1 else "X"
-                np.save(f"{work}/Wd.npy", rng.uniform(-1, 1, w_shape))
+                w = rng.uniform(-1, 1, w_shape)
+                groups = w.reshape(-1, 4)
+                keep = np.argsort(np.abs(groups), axis=1)[:, 2:]
+                mask = np.zeros_like(groups, dtype=bool)
+                np.put_along_axis(mask, keep, True, axis=1)
+                np.save(f"{work}/Wd.npy", np.where(mask, groups, 0).reshape(w_shape))
                 np.save(f"{work}/xd.npy", rng.uniform(-1, 1, x_shape))
                 inputs = {"W": f"{work}/Wd.npy", x_name: f"{work}/xd.npy"}
                 f64 = [arg for n in ("W", x_name, kernel[0]) for arg in ("--dtype", f"{n}=f64")]
-                hand, generated, peer = [], [], []
-                for _ in range(args.rounds):
-                    hand.append(cli_median_ms(args.sparseflow, kernel, {}, inputs, args.repeat, f64))
-                    generated.append(cli_median_ms(args.sparseflow, kernel, {}, inputs, args.repeat,
-                                                   f64 + ["--generated-only"]))
-                    peer.append(python_ms(DENSE_F64.format(w=f"{work}/Wd.npy", x=f"{work}/xd.npy",
-                                                           repeat=args.repeat))[0])
-                h = statistics.median(t for t, _ in hand)
-                g = statistics.median(t for t, _ in generated)
-                pm = statistics.median(peer)
                 batch = 1 if len(x_shape) == 1 else x_shape[0]
                 flops = 2 * batch * w_shape[0] * w_shape[1]
-                floor, basis = None, "-"
-                if bandwidth and batch == 1:
-                    moved = 8 * (w_shape[0] * w_shape[1] + w_shape[0] + w_shape[1])
-                    floor = moved / bandwidth * 1e3
-                    basis = f"{moved / 1e6:.3g} MB at {bandwidth / 1e9:.3g} GB/s"
                 peer_name = "numpy W @ x (OpenBLAS dgemv)" if batch == 1 else \
                     "numpy X @ W.T (OpenBLAS dgemm)"
-                out.append(row(f"cli_dense_f64/{batch}x{w_shape[1]}x{w_shape[0]}", h, peer_name, pm,
-                               floor, basis,
-                               f"speedup {pm / h:.2f}; provider {hand[0][1]}; generated f64 code "
-                               f"{g:.3g} ms = {g / h:.2f}x; {flops / h / 1e6:.3g} GFLOP/s",
-                               f"sparseflow run '{kernel}' --in W=W.npy --in {x_name}=x.npy "
-                               + " ".join(f64) + f" --repeat {args.repeat}"))
+                for label, fmt in (("dense", "dense"), ("2to4", "2:4")):
+                    hand, generated, peer = [], [], []
+                    for _ in range(args.rounds):
+                        hand.append(cli_median_ms(args.sparseflow, kernel, {"W": fmt}, inputs,
+                                                  args.repeat, f64))
+                        generated.append(cli_median_ms(args.sparseflow, kernel, {"W": fmt}, inputs,
+                                                       max(3, args.repeat // 4),
+                                                       f64 + ["--generated-only"]))
+                        peer.append(python_ms(DENSE_F64.format(w=f"{work}/Wd.npy",
+                                                               x=f"{work}/xd.npy",
+                                                               repeat=args.repeat))[0])
+                    h = statistics.median(t for t, _ in hand)
+                    g = statistics.median(t for t, _ in generated)
+                    pm = statistics.median(peer)
+                    floor, basis = None, "-"
+                    if bandwidth and batch == 1:
+                        values = w_shape[0] * w_shape[1] * (8 if fmt == "dense" else 4.25)
+                        moved = values + 8 * (w_shape[0] + w_shape[1])
+                        floor = moved / bandwidth * 1e3
+                        basis = f"{moved / 1e6:.3g} MB at {bandwidth / 1e9:.3g} GB/s"
+                    out.append(row(f"cli_{label}_f64/{batch}x{w_shape[1]}x{w_shape[0]}", h,
+                                   peer_name, pm, floor, basis,
+                                   f"speedup {pm / h:.2f}; provider {hand[0][1]}; generated f64 "
+                                   f"code {g:.3g} ms = {g / h:.2f}x; {flops / h / 1e6:.3g} "
+                                   f"GFLOP/s (dense-equivalent)",
+                                   f"sparseflow run '{kernel}' --format W={fmt} --in W=W.npy "
+                                   f"--in {x_name}=x.npy " + " ".join(f64) +
+                                   f" --repeat {args.repeat}"))
         # --- sparse outputs in formats the kernel does not assemble, against csr and scipy
         if want("cli_sparse_outputs"):
             kernels = (("spgemm", "C(i,j) = A(i,k) * B(k,j)", max(3, args.repeat // 3)),

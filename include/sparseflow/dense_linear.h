@@ -3,13 +3,13 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sparseflow/dtype.h"
 #include "sparseflow/epilogue.h"
+#include "sparseflow/layer_bias.h"
 #include "sparseflow/tensor.h"
 
 namespace sparseflow {
@@ -17,26 +17,6 @@ namespace sparseflow {
 /// Options for DenseLinear; defaults suit inference.
 struct DenseLinearOptions {
   int32_t threads = 0;  ///< 0: OpenMP's default (all cores); at most min(4096, OpenMP's limit)
-};
-
-/// A dense layer's bias: out_features values, or none. Given as floats or doubles (kept exactly);
-/// the layer uses it in its accumulation type (f64 for f64 weights, else f32).
-class LayerBias {
- public:
-  LayerBias() = default;
-  // Implicit, so that a layer takes `{}`, `{1.0f, 2.0f}` and a vector of either type as before.
-  LayerBias(std::vector<float> values);           // NOLINT(google-explicit-constructor)
-  LayerBias(std::vector<double> values);          // NOLINT(google-explicit-constructor)
-  LayerBias(std::initializer_list<float> values);  // NOLINT(google-explicit-constructor)
-
-  bool empty() const { return values_.empty(); }
-  size_t size() const { return values_.size(); }
-  /// The values rounded to f32 (exact when they were given as floats).
-  std::vector<float> asFloat() const;
-  const std::vector<double>& asDouble() const { return values_; }
-
- private:
-  std::vector<double> values_;
 };
 
 /// y = epilogue(x · Wᵀ + b) with W dense (out_features × in_features, row-major) in f32, bf16,

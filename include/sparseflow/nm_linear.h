@@ -8,6 +8,7 @@
 
 #include "sparseflow/dtype.h"
 #include "sparseflow/epilogue.h"
+#include "sparseflow/layer_bias.h"
 #include "sparseflow/tensor.h"
 
 namespace sparseflow {
@@ -17,15 +18,16 @@ struct NMLinearOptions {
   int32_t threads = 0;  ///< 0: OpenMP's default (all cores); at most min(4096, OpenMP's limit)
 };
 
-/// W (out_features × in_features) in the "2:4" format with f32, bf16 or f16 values, packed once
-/// for the SIMD target chosen at run time (AVX-512, AVX2, SSE4...). forward() accepts x as f32 or
-/// the weights' dtype, batch × in_features row-major, and accumulates in f32. Thread-safe:
-/// forward() may be called from several threads at once.
+/// W (out_features × in_features) in the "2:4" format with f32, bf16, f16 or f64 values, packed
+/// once for the SIMD target chosen at run time (AVX-512, AVX2, SSE4...). forward() accepts x as
+/// f32 or the weights' dtype, batch × in_features row-major, and accumulates in f32 (f64 for f64
+/// weights, whatever x's dtype). Thread-safe: forward() may be called from several threads at
+/// once.
 class NMLinear {
  public:
   /// `bias` is empty or holds out_features values; it must be given exactly when the epilogue
   /// says `bias` (nothing is added or dropped silently).
-  NMLinear(const Tensor& weights, std::vector<float> bias, Epilogue epilogue,
+  NMLinear(const Tensor& weights, LayerBias bias, Epilogue epilogue,
            NMLinearOptions options = {});
   ~NMLinear();
   NMLinear(NMLinear&&) noexcept;

@@ -7,14 +7,6 @@
 
 namespace sparseflow {
 
-LayerBias::LayerBias(std::vector<float> values) : values_(values.begin(), values.end()) {}
-LayerBias::LayerBias(std::vector<double> values) : values_(std::move(values)) {}
-LayerBias::LayerBias(std::initializer_list<float> values) : values_(values.begin(), values.end()) {}
-
-std::vector<float> LayerBias::asFloat() const {
-  return std::vector<float>(values_.begin(), values_.end());
-}
-
 struct DenseLinear::Impl {
   Tensor weights;  // kept to repack if the dispatched target changes (tests switch targets)
   std::vector<float> bias;        // f32, bf16 and f16 weights

@@ -11,24 +11,32 @@ namespace sparseflow {
 
 struct NMLinear::Impl {
   Tensor weights;  // kept to repack if the dispatched target changes (tests switch targets)
-  std::vector<float> bias;
+  std::vector<float> bias;      // f32, bf16 and f16 weights
+  std::vector<double> biasF64;  // f64 weights (accumulated in f64)
   Epilogue epilogue;
   int32_t threads = 1;
   kernels::PackedForTarget<kernels::PackedNMWeights> packed;
 
+  bool f64() const { return weights.dtype() == DType::kF64; }
+  /// The lanes the weights are packed with for the current target (f32's, or f64's).
+  int32_t lanes() const { return f64() ? kernels::nmGemmF64Lanes() : kernels::nmGemmLanes(); }
   /// The packed weights for the current target, repacked if the target's lanes changed.
-  const kernels::PackedNMWeights& packedFor(int32_t lanes) const {
-    return packed.get(lanes, [&](int32_t l) { return kernels::packNMWeights(weights, l); });
+  const kernels::PackedNMWeights& packedNow() const {
+    return packed.get(lanes(), [&](int32_t l) { return kernels::packNMWeights(weights, l); });
   }
 };
 
-NMLinear::NMLinear(const Tensor& weights, std::vector<float> bias, Epilogue epilogue,
+NMLinear::NMLinear(const Tensor& weights, LayerBias bias, Epilogue epilogue,
                    NMLinearOptions options)
     : impl_(std::make_unique<Impl>()) {
   impl_->weights = weights;
-  (void)impl_->packedFor(kernels::nmGemmLanes());  // checks the format and dtype
+  (void)impl_->packedNow();  // checks the format and dtype
   kernels::checkLinearBias(epilogue, bias.size(), weights.shape()[0]);
-  impl_->bias = std::move(bias);
+  if (impl_->f64()) {
+    impl_->biasF64 = bias.asDouble();
+  } else {
+    impl_->bias = bias.asFloat();
+  }
   impl_->epilogue = epilogue;
   impl_->threads = kernels::linearThreads(options.threads);
 }
@@ -51,7 +59,7 @@ const Epilogue& NMLinear::epilogue() const {
 }
 
 int64_t NMLinear::weightBytes() const {
-  const kernels::PackedNMWeights& p = impl_->packedFor(kernels::nmGemmLanes());
+  const kernels::PackedNMWeights& p = impl_->packedNow();
   return p.valueBytes() + p.metaBytes();
 }
 
@@ -60,23 +68,30 @@ std::string NMLinear::describe(int64_t batch) const {
 }
 
 std::string NMLinear::describe(int64_t batch, DType xType) const {
+  if (impl_->f64()) {
+    return std::string(kernels::nmGemmTargetName()) + ": " +
+           kernels::chooseNMGemmF64Plan(impl_->packedNow(), batch, impl_->threads).toString();
+  }
   const int32_t lanes = kernels::nmGemmLanes();
   const kernels::NMGemmPlan plan = kernels::chooseNMGemmPlan(
       {batch, outFeatures(), inFeatures()}, lanes, support::cacheSizes(), impl_->threads,
-      kernels::bf16DotApplies(impl_->packedFor(lanes), xType));
+      kernels::bf16DotApplies(impl_->packedNow(), xType));
   return std::string(kernels::nmGemmTargetName()) + ": " + plan.toString();
 }
 
 void NMLinear::forward(const void* x, DType type, int64_t batch, void* y) const {
   if (!kernels::checkLinearForward(x, type, weightType(), batch, outFeatures(), y)) return;
-  const int32_t lanes = kernels::nmGemmLanes();
-  const kernels::PackedNMWeights& packed = impl_->packedFor(lanes);
-  const kernels::GemmArgs args =
-      kernels::linearArgs(x, type, batch, y, impl_->bias, impl_->epilogue);
-  const kernels::NMGemmPlan plan =
-      kernels::chooseNMGemmPlan({batch, outFeatures(), inFeatures()}, lanes, support::cacheSizes(),
-                                impl_->threads, kernels::bf16DotApplies(packed, type));
-  kernels::runNMGemm(packed, args, plan);
+  const kernels::PackedNMWeights& packed = impl_->packedNow();
+  kernels::GemmArgs args = kernels::linearArgs(x, type, batch, y, impl_->bias, impl_->epilogue);
+  if (impl_->f64()) {
+    if (!impl_->biasF64.empty()) args.biasF64 = impl_->biasF64.data();
+    kernels::runNMGemmF64(packed, args, kernels::chooseNMGemmF64Plan(packed, batch, impl_->threads));
+  } else {
+    const kernels::NMGemmPlan plan = kernels::chooseNMGemmPlan(
+        {batch, outFeatures(), inFeatures()}, packed.lanes, support::cacheSizes(), impl_->threads,
+        kernels::bf16DotApplies(packed, type));
+    kernels::runNMGemm(packed, args, plan);
+  }
   // Rows with NaN or ±inf in x: the kernel multiplied them with the padding zeros too (0 × inf
   // is NaN); they are computed again over the stored weights only.
   const std::vector<int64_t> rows = kernels::rowsWithNonFinite(x, type, batch, inFeatures());

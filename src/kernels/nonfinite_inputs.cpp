@@ -45,7 +45,10 @@ std::vector<int64_t> rowsWithNonFinite(const void* x, DType type, int64_t batch,
   std::vector<int64_t> rows;
   for (int64_t b = 0; b < batch; ++b) {
     const bool any =
-        type == DType::kF32
+        type == DType::kF64
+            ? anyNonFinite(static_cast<const uint64_t*>(x) + b * in, in,
+                           uint64_t{0x7ff0000000000000u})
+        : type == DType::kF32
             ? anyNonFinite(static_cast<const uint32_t*>(x) + b * in, in, uint32_t{0x7f800000u})
             : anyNonFinite(static_cast<const uint16_t*>(x) + b * in, in,
                            static_cast<uint16_t>(type == DType::kBF16 ? 0x7f80u : 0x7c00u));
@@ -54,10 +57,43 @@ std::vector<int64_t> rowsWithNonFinite(const void* x, DType type, int64_t batch,
   return rows;
 }
 
+namespace {
+
+/// recomputeRows for f64 weights: accumulated in f64 with args.biasF64, the float64 reference
+/// activation, stored as f64 or f32 (x's dtype).
+void recomputeRowsF64(const Coo& entries, int64_t out, int64_t in,
+                      const std::vector<int64_t>& rows, const GemmArgs& args) {
+  std::vector<double> acc(static_cast<size_t>(out));
+  for (const int64_t b : rows) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int64_t k = 0; k < entries.numEntries(); ++k) {
+      const double w = entries.values[static_cast<size_t>(k)];
+      if (w == 0.0) continue;  // an explicit zero of a padded level is padding too
+      const int64_t o = entries.coords[static_cast<size_t>(2 * k)];
+      const int64_t c = entries.coords[static_cast<size_t>(2 * k + 1)];
+      const double x = args.xType == DType::kF64 ? static_cast<const double*>(args.x)[b * in + c]
+                                                 : loadAsFloat(args.x, args.xType, b * in + c);
+      acc[static_cast<size_t>(o)] += w * x;
+    }
+    for (int64_t o = 0; o < out; ++o) {
+      const double v = acc[static_cast<size_t>(o)] + (args.biasF64 ? args.biasF64[o] : 0.0);
+      const double y = activationReference(args.activation, v);
+      if (args.yType == DType::kF64) {
+        static_cast<double*>(args.y)[b * out + o] = y;
+      } else {
+        static_cast<float*>(args.y)[b * out + o] = static_cast<float>(y);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void recomputeRows(const Tensor& weights, const std::vector<int64_t>& rows, const GemmArgs& args) {
   const int64_t out = weights.shape()[0], in = weights.shape()[1];
   // toCoo lists the stored entries; the zeros of an n:m level's padding are not among them.
   const Coo entries = toCoo(weights);
+  if (weights.dtype() == DType::kF64) return recomputeRowsF64(entries, out, in, rows, args);
   const size_t elementBytes = args.yType == DType::kF32 ? 4 : 2;
   std::vector<float> acc(static_cast<size_t>(out));
   for (const int64_t b : rows) {

@@ -13,12 +13,13 @@
 
 namespace sparseflow::kernels {
 
-/// The rows of x (batch × in, f32, bf16 or f16) holding a NaN or ±inf: none in the common case
+/// The rows of x (batch × in, f64, f32, bf16 or f16) holding a NaN or ±inf: none in the common case
 /// (one pass over x).
 std::vector<int64_t> rowsWithNonFinite(const void* x, DType type, int64_t batch, int64_t in);
 
 /// Overwrites rows `rows` of args.y with epilogue(Σ w · x[b][c] + bias) over the stored nonzero
-/// weights w at (o, c) of `weights` (out × in), accumulated in f32, stored in args.yType.
+/// weights w at (o, c) of `weights` (out × in), accumulated in f32 (f64 for f64 weights, with
+/// args.biasF64), stored in args.yType.
 void recomputeRows(const Tensor& weights, const std::vector<int64_t>& rows, const GemmArgs& args);
 
 }  // namespace sparseflow::kernels

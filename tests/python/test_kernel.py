@@ -174,14 +174,20 @@ def test_out_is_written_in_place_by_every_provider(rng, text, formats, provider)
 
 @pytest.mark.parametrize("text", ["y(o) = gelu(W(o,i) * x(i) + b(o))",
                                   "Y(n,o) = relu(X(n,i) * W(o,i) + b(o))"])
-def test_f64_dense_layers_reach_the_dense_provider_and_keep_f64(rng, text):
-    """A dense layer in f64 throughout runs DenseLinear's f64 tile (not generated code), accurate
-    to f64: against numpy's float64 product, well below what an f32 accumulation gives."""
+@pytest.mark.parametrize("fmt, provider", [("dense", "dense_linear"), ("2:4", "nm_linear")])
+def test_f64_layers_reach_their_provider_and_keep_f64(rng, text, fmt, provider):
+    """A dense or 2:4 layer in f64 throughout runs its hand-tuned kernel in f64 (not generated
+    code), accurate to f64: against numpy's float64 product, well below what an f32 accumulation
+    gives."""
     names = {"W": (130, 301), "x": (301,), "X": (5, 301), "b": (130,)}
     args = {n: rng.uniform(-1, 1, shape) for n, shape in names.items() if f"{n}(" in text}
+    if fmt == "2:4":  # two of every four kept (the last group of 301 columns is partial)
+        keep = np.argsort(rng.uniform(size=(130 * 75, 4)), axis=1) < 2  # two distinct slots
+        args["W"][:, :300] *= keep.reshape(130, 300)
+        args["W"][:, 300] = 0
     out = text.split("(")[0]
-    kernel = sf.compile(text, dtypes={**{n: "f64" for n in args}, out: "f64"})
-    assert kernel.provider == "dense_linear", kernel.describe()
+    kernel = sf.compile(text, formats={"W": fmt}, dtypes={**{n: "f64" for n in args}, out: "f64"})
+    assert kernel.provider == provider, kernel.describe()
     got = kernel(**args)
     assert got.dtype == np.float64
     x = args.get("x", args.get("X"))

@@ -452,6 +452,7 @@ bool runBroadcastPair(const PackedNMWeights& w1, const NMGemmArgs& a1, const NMG
 bool RunNMGemmPair(const PackedNMWeights& w1, const NMGemmArgs& a1, const NMGemmPlan& plan1,
                    const PackedNMWeights& w2, const NMGemmArgs& a2, const NMGemmPlan& plan2) {
   switch (w1.valueType) {
+    case DType::kF64: return false;  // f64 layers run one by one (runNMGemmF64)
     case DType::kBF16: return runBroadcastPair<hwy::bfloat16_t>(w1, a1, plan1, w2, a2, plan2);
     case DType::kF16: return runBroadcastPair<hwy::float16_t>(w1, a1, plan1, w2, a2, plan2);
     default: return runBroadcastPair<float>(w1, a1, plan1, w2, a2, plan2);
@@ -490,6 +491,7 @@ const char* nmGemmTargetName() {
 }
 
 void runNMGemm(const PackedNMWeights& weights, const NMGemmArgs& args, const NMGemmPlan& plan) {
+  SF_ICHECK(weights.valueType != DType::kF64) << "f64 2:4 weights run through runNMGemmF64";
   if (plan.path == NMGemmPath::kDotBF16) return runNMGemmBF16Dot(weights, args, plan);
   HWY_DYNAMIC_DISPATCH(RunNMGemm)(weights, args, plan);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "kernels/gemm_args.h"
 #include "kernels/nm_gemm/nm_gemm_plan.h"
@@ -32,6 +33,28 @@ void runNMGemm(const PackedNMWeights& weights, const NMGemmArgs& args, const NMG
 /// other dtypes, the bf16 dot path, X or a hidden value not finite): run the layers one by one.
 bool runNMGemmPair(const PackedNMWeights& w1, const NMGemmArgs& a1, const PackedNMWeights& w2,
                    const NMGemmArgs& a2, int32_t threads);
+
+/// The f64 2:4 GEMM's blocking (nm_gemm_f64.cpp): f64 weights accumulate in f64.
+struct NMGemmF64Plan {
+  int32_t lanes = 4;           ///< f64 lanes per packed block (the vector's, at least 4)
+  int64_t pairsPerBlock = 4;   ///< row pairs per thread task (a multiple of 4)
+  int64_t stepsPerChunk = 1;   ///< k steps per pass over a block: its chunk stays in L1
+  int64_t batchChunk = 1;      ///< batch rows per pass (bounds each thread's output tile)
+  int32_t threads = 1;
+  std::string toString() const;
+};
+
+/// f64 lanes per block that f64 2:4 weights are packed with for the dispatched target: its
+/// vector's f64 lanes, at least 4 (targets with fewer run a plain loop over the blocks).
+int32_t nmGemmF64Lanes();
+
+/// The plan for `batch` rows of x times `weights` (packed for nmGemmF64Lanes()) with `threads`.
+NMGemmF64Plan chooseNMGemmF64Plan(const PackedNMWeights& weights, int64_t batch, int32_t threads);
+
+/// Y = epilogue(X · Wᵀ + b) with f64 2:4 weights, accumulated in f64: X f64 or f32, Y of X's
+/// dtype, the bias in args.biasF64. Rows of X holding NaN or ±inf are the caller's to redo
+/// (recomputeRows), as for runNMGemm.
+void runNMGemmF64(const PackedNMWeights& weights, const GemmArgs& args, const NMGemmF64Plan& plan);
 
 /// The fused epilogue and store of an f32 tile (finishTile of gemm_tile-inl.h) on the dispatched
 /// target, for kernels outside the Highway translation units.

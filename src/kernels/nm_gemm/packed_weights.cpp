@@ -23,8 +23,9 @@ void checkNmWeights(const Tensor& w) {
          "got '"
       << f.toString() << "': convert or prune them first";
   const DType t = w.dtype();
-  SF_CHECK_CODE(t == DType::kF32 || t == DType::kBF16 || t == DType::kF16, ErrorCode::kNotSupported)
-      << "the 2:4 kernels take f32, bf16 or f16 weights, got " << dtypeName(t);
+  SF_CHECK_CODE(t == DType::kF32 || t == DType::kBF16 || t == DType::kF16 || t == DType::kF64,
+                ErrorCode::kNotSupported)
+      << "the 2:4 kernels take f32, bf16, f16 or f64 weights, got " << dtypeName(t);
 }
 
 }  // namespace

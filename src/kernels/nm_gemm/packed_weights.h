@@ -34,9 +34,9 @@ struct PackedNMWeights {
   }
 };
 
-/// Packs a 2-d tensor in the "2:4" format (dense rows, nm(2,4) columns; f32, bf16 or f16
-/// values) for a target with `lanes` f32 lanes (4, 8 or 16). Other formats or dtypes are errors
-/// that say what to convert to.
+/// Packs a 2-d tensor in the "2:4" format (dense rows, nm(2,4) columns; f32, bf16, f16 or f64
+/// values) for a target with `lanes` lanes (4, 8 or 16: f32 lanes, or nmGemmF64Lanes() for f64
+/// values). Other formats or dtypes are errors that say what to convert to.
 PackedNMWeights packNMWeights(const Tensor& weights, int32_t lanes);
 
 }  // namespace sparseflow::kernels

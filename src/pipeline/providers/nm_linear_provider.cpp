@@ -1,6 +1,7 @@
 // The 2:4 provider: `Y(n..., o) = act(X(n..., k) * W(o,k) + bias(o))` with W in 2:4 and the rest
-// dense f32, any number of batch indices (none: GEMV), either factor first, `=` or `+=`; runs
-// NMLinear (kernels/nm_gemm) with the epilogue fused, the weights packed once per contents.
+// dense, f32 or f64 throughout, any number of batch indices (none: GEMV), either factor first,
+// `=` or `+=`; runs NMLinear (kernels/nm_gemm) with the epilogue fused, the weights packed once
+// per contents.
 #include "pipeline/provider.h"
 #include "pipeline/providers/linear_layer_executable.h"
 #include "sparseflow/nm_linear.h"
@@ -18,7 +19,9 @@ class NMLinearProvider final : public Provider {
     std::string why;
     const auto l = asLinear(c, &why);
     if (!l) return decline(why);
-    if (auto wrong = requireFormats(c, {{l->w, "2:4"}, {l->x, "dense"}}, DType::kF32))
+    // f32, or f64 throughout (X, W, the bias and the output: accumulated in f64).
+    const DType dtype = c.out.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
+    if (auto wrong = requireFormats(c, {{l->w, "2:4"}, {l->x, "dense"}}, dtype))
       return decline(*wrong);
     LinearLayerPlan plan{name(),
                          "NMLinear 2:4 GEMM (src/kernels/nm_gemm)",
@@ -26,7 +29,8 @@ class NMLinearProvider final : public Provider {
                          l->w->name,
                          l->batch,
                          false,
-                         request.options->parallel};
+                         request.options->parallel,
+                         dtype};
     return Offer{std::make_shared<LinearLayerExecutable<NMLinear, NMLinearOptions>>(
                      c, request.checked->statement.text, std::move(plan)),
                  "", false};

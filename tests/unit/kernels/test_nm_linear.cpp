@@ -50,10 +50,18 @@ void checkCase(const Case& c, std::mt19937_64& rng, int32_t threads = 0) {
   SCOPED_TRACE(testing::describe(c));
   const std::vector<double> w = random24(c.out, c.in, c.wType, rng);
   const Tensor weights = fromDense({c.out, c.in}, w.data(), Format::parse("2:4", 2), c.wType);
-  const std::vector<float> bias = randomBias(c, rng);
-  const NMLinear layer(weights, bias, c.epilogue, NMLinearOptions{threads});
-  checkAgainstReference(c, w, bias, rng,
-                        [&](const void* x, void* y) { layer.forward(x, c.xType, c.batch, y); });
+  const auto run = [&](const auto& bias) {
+    const NMLinear layer(weights, bias, c.epilogue, NMLinearOptions{threads});
+    SCOPED_TRACE(layer.describe(c.batch));
+    checkAgainstReference(c, w, bias, rng,
+                          [&](const void* x, void* y) { layer.forward(x, c.xType, c.batch, y); });
+  };
+  // f64 weights: a bias in f64 that f32 cannot hold, which the layer must not round.
+  if (c.wType == DType::kF64) {
+    run(testing::randomBiasF64(c, rng));
+  } else {
+    run(randomBias(c, rng));
+  }
 }
 
 template <typename F>
@@ -66,7 +74,7 @@ TEST(NMLinear, EveryDtypeEpilogueAndBatchOnEveryTarget) {
   forEachTarget([&](bool best) {
     const std::vector<Epilogue> epilogues = Epilogue::all();
     size_t rotate = 0;
-    for (DType wType : {DType::kF32, DType::kBF16, DType::kF16}) {
+    for (DType wType : {DType::kF32, DType::kBF16, DType::kF16, DType::kF64}) {
       std::vector<DType> xTypes = {DType::kF32};
       if (wType != DType::kF32) xTypes.push_back(wType);
       for (DType xType : xTypes) {
@@ -92,7 +100,7 @@ TEST(NMLinear, EveryDtypeEpilogueAndBatchOnEveryTarget) {
 TEST(NMLinear, NanAndInfAsTorchOnEveryTarget) {
   SF_SEEDED_RNG(rng);
   forEachTarget([&](bool) {
-    for (DType wType : {DType::kF32, DType::kBF16, DType::kF16}) {
+    for (DType wType : {DType::kF32, DType::kBF16, DType::kF16, DType::kF64}) {
       std::vector<DType> xTypes = {DType::kF32};
       if (wType != DType::kF32) xTypes.push_back(wType);
       for (DType xType : xTypes) {
@@ -156,6 +164,41 @@ TEST(NMGemm, ForcedPlansMatchTheDefault) {
               SCOPED_TRACE("batch " + std::to_string(batch) + " plan " + plan.toString());
               raw.check(
                   [&](const kernels::GemmArgs& args) { kernels::runNMGemm(packed, args, plan); });
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+/// The f64 kernel's blocking forced on every target (blocks of 4 to 64 pairs, k chunks of 1, 3
+/// and all steps, batch chunks that split the batch, 1 and 2 threads) at batches that take every
+/// tile height (8, 4, 2, 1 rows), f64 x (checked to 1e-12) and f32 x.
+TEST(NMGemm, F64PlansMatchTheReference) {
+  SF_SEEDED_RNG(rng);
+  const int64_t out = 75, in = 333;
+  const std::vector<double> w = random24(out, in, DType::kF64, rng);
+  const Tensor weights = fromDense({out, in}, w.data(), Format::parse("2:4", 2), DType::kF64);
+  forEachTarget([&](bool) {
+    const kernels::PackedNMWeights packed =
+        kernels::packNMWeights(weights, kernels::nmGemmF64Lanes());
+    for (int64_t batch : {1, 3, 7, 15, 40}) {
+      for (DType xType : {DType::kF64, DType::kF32}) {
+        const testing::RawGemmCase raw(w, out, in, batch, rng, xType);
+        for (int64_t chunk : {int64_t{1}, int64_t{3}, int64_t{1000}}) {
+          for (int64_t block : {int64_t{4}, int64_t{8}, int64_t{64}}) {
+            for (int64_t batchChunk : {int64_t{6}, int64_t{256}}) {
+              kernels::NMGemmF64Plan plan = kernels::chooseNMGemmF64Plan(packed, batch, 2);
+              plan.pairsPerBlock = block;
+              plan.stepsPerChunk = chunk;
+              plan.batchChunk = batchChunk;
+              plan.threads = chunk == 3 ? 1 : 2;
+              SCOPED_TRACE("batch " + std::to_string(batch) + " x " + dtypeName(xType) +
+                           " plan " + plan.toString());
+              raw.check([&](const kernels::GemmArgs& args) {
+                kernels::runNMGemmF64(packed, args, plan);
+              });
             }
           }
         }
@@ -262,9 +305,6 @@ TEST(NMLinear, RefusesWhatItCannotRun) {
   const Tensor csr = fromDense({4, 8}, w.data(), Format::parse("csr", 2));
   expectError([&] { NMLinear(csr, {}, Epilogue{}); }, ErrorCode::kNotSupported,
               "take weights in the '2:4' format");
-  const Tensor f64 = fromDense({4, 8}, w.data(), Format::parse("2:4", 2), DType::kF64);
-  expectError([&] { NMLinear(f64, {}, Epilogue{}); }, ErrorCode::kNotSupported,
-              "f32, bf16 or f16 weights, got f64");
   const Tensor ok = fromDense({4, 8}, w.data(), Format::parse("2:4", 2));
   expectError([&] { NMLinear(ok, {}, Epilogue::parse("bias+relu")); }, ErrorCode::kInvalidArgument,
               "needs bias, but 0 bias values were given");

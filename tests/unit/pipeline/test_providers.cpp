@@ -229,6 +229,12 @@ TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
   for (const std::string& k : withEpilogues("C(i,j)", "A(i,k) * B(k,j)", "b(j)"))
     cases.push_back({k, {}, "dense_linear", DType::kF64});
   cases.push_back({"Y(n,o) += silu(X(n,i) * W(o,i) + b(o))", {}, "dense_linear", DType::kF64});
+  // f64 throughout with W in 2:4: NMLinear's f64 kernel (accumulated in f64).
+  for (const std::string& k : withEpilogues("Y(n,o)", "W(o,i) * X(n,i)", "b(o)"))
+    cases.push_back({k, nmW, "nm_linear", DType::kF64});
+  for (const std::string& k : withEpilogues("y(o)", "W(o,i) * x(i)", "b(o)"))
+    cases.push_back({k, nmW, "nm_linear", DType::kF64});
+  cases.push_back({"Y(b,t,o) += gelu(X(b,t,i) * W(o,i) + c(o))", nmW, "nm_linear", DType::kF64});
   for (int64_t target : targetsToRun()) {
     hwy::SetSupportedTargetsForTest(target);
     SCOPED_TRACE(std::string("target ") + hwy::TargetName(target));
@@ -262,6 +268,8 @@ TEST(Providers, ARowEpilogueOverTheRowIsTakenByEveryProviderOnEveryTarget) {
                      DType::kF64});
   }
   cases.push_back({"Y(n,o) = layernorm(o, X(n,i) * W(o,i) + b(o))", nmW, "nm_linear"});
+  cases.push_back(
+      {"Y(n,o) = softmax(o, relu(X(n,i) * W(o,i) + b(o)))", nmW, "nm_linear", DType::kF64});
   cases.push_back({"y(o) = layernorm(o, W(o,i) * x(i))", csrW, "csr_spmm"});
   cases.push_back({"Y(n,o) = layernorm(o, relu(X(n,i) * W(o,i)))", {}, "dense_linear"});
   cases.push_back(
