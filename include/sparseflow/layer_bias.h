@@ -14,8 +14,8 @@ class LayerBias {
  public:
   LayerBias() = default;
   // Implicit, so that a layer takes `{}`, `{1.0f, 2.0f}` and a vector of either type as before.
-  LayerBias(std::vector<float> values);           // NOLINT(google-explicit-constructor)
-  LayerBias(std::vector<double> values);          // NOLINT(google-explicit-constructor)
+  LayerBias(std::vector<float> values);            // NOLINT(google-explicit-constructor)
+  LayerBias(std::vector<double> values);           // NOLINT(google-explicit-constructor)
   LayerBias(std::initializer_list<float> values);  // NOLINT(google-explicit-constructor)
 
   bool empty() const { return values_.empty(); }

@@ -27,8 +27,7 @@ class NMLinear {
  public:
   /// `bias` is empty or holds out_features values; it must be given exactly when the epilogue
   /// says `bias` (nothing is added or dropped silently).
-  NMLinear(const Tensor& weights, LayerBias bias, Epilogue epilogue,
-           NMLinearOptions options = {});
+  NMLinear(const Tensor& weights, LayerBias bias, Epilogue epilogue, NMLinearOptions options = {});
   ~NMLinear();
   NMLinear(NMLinear&&) noexcept;
   NMLinear& operator=(NMLinear&&) noexcept;

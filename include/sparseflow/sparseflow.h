@@ -345,7 +345,7 @@ SPARSEFLOW_API sparseflow_status sparseflow_nm_sparsify(SparseFlowContext* conte
  * ------------------------------------------------------------------------------------------- */
 
 /// A layer y = epilogue(x · Wᵀ + b) from W (out_features × in_features) in the "2:4" format with
-/// f32, f16 or bf16 values. `epilogue` is "none" (or NULL), "bias", "relu", "bias+relu", "silu",
+/// f32, f16, bf16 or f64 values (f64 weights accumulate in f64; the f32 bias is widened). `epilogue` is "none" (or NULL), "bias", "relu", "bias+relu", "silu",
 /// "gelu" (erf form), "gelu_tanh", "bias+gelu"...; `bias` (bias_count = out_features f32 values)
 /// must be given exactly when it says bias, and is copied. The weights are packed (and copied):
 /// the tensor may be destroyed after this call. The layer runs on the context's thread count.
@@ -356,7 +356,8 @@ SPARSEFLOW_API sparseflow_status sparseflow_linear_create(SparseFlowContext* con
                                                           SparseFlowLinear** layer);
 /// y = epilogue(x · Wᵀ + b) for a row-major x of batch × in_features elements (x_count) into a
 /// row-major y of batch × out_features elements (y_count); both of `dtype`, which is f32 or the
-/// weights' dtype. Accumulates in f32. Safe to call from many threads at once.
+/// weights' dtype. Accumulates in f32 (f64 for f64 weights). Safe to call from many threads at
+/// once.
 SPARSEFLOW_API sparseflow_status sparseflow_linear_run(const SparseFlowLinear* layer,
                                                        sparseflow_dtype dtype, int64_t batch,
                                                        const void* x, int64_t x_count, void* y,

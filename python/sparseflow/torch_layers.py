@@ -31,6 +31,7 @@ from .torch_ops import (
 )
 
 _ACTIVATIONS = ("relu", "silu", "gelu", "gelu_erf", "gelu_tanh")
+_SF_WEIGHT_DTYPES = ("f32", "bf16", "f16")  # the weight dtypes torch_ops maps to torch
 
 
 def _check_activation(activation: str | None) -> str:
@@ -69,6 +70,10 @@ class SparseLinear(torch.nn.Module):
         if not isinstance(weight, Tensor):
             raise InvalidArgument("SparseLinear takes the weights as an sf.Tensor in the 2:4 "
                                   "format; use SparseLinear.from_dense(linear) for a dense layer")
+        if weight.dtype not in _SF_WEIGHT_DTYPES:
+            raise NotSupported(f"SparseLinear takes float32, bfloat16 or float16 2:4 weights, not "
+                               f"{weight.dtype}; an f64 2:4 layer runs through sf.compile("
+                               f"'Y(n,o) = X(n,i) * W(o,i)', formats={{'W': '2:4'}}, dtypes=...)")
         self._layer = _C._NMLayer(weight, _bias_array(bias), _check_activation(activation),
                                   threads)
 

@@ -9,8 +9,8 @@ namespace sparseflow {
 
 struct DenseLinear::Impl {
   Tensor weights;  // kept to repack if the dispatched target changes (tests switch targets)
-  std::vector<float> bias;        // f32, bf16 and f16 weights
-  std::vector<double> biasF64;    // f64 weights (accumulated in f64)
+  std::vector<float> bias;      // f32, bf16 and f16 weights
+  std::vector<double> biasF64;  // f64 weights (accumulated in f64)
   Epilogue epilogue;
   int32_t threads = 1;
   kernels::PackedForTarget<kernels::PackedDenseWeights> packed;
@@ -22,8 +22,7 @@ struct DenseLinear::Impl {
                       [&](int32_t w) { return kernels::packDenseWeights(weights, w); });
   }
   kernels::DenseGemmPlan plan(int64_t batch, int64_t out, int64_t in) const {
-    return kernels::chooseDenseGemmPlan({batch, out, in},
-                                        kernels::denseGemmLanes(weights.dtype()),
+    return kernels::chooseDenseGemmPlan({batch, out, in}, kernels::denseGemmLanes(weights.dtype()),
                                         support::cacheSizes(), threads, f64() ? 8 : 4);
   }
 };

@@ -73,9 +73,9 @@ std::string NMLinear::describe(int64_t batch, DType xType) const {
            kernels::chooseNMGemmF64Plan(impl_->packedNow(), batch, impl_->threads).toString();
   }
   const int32_t lanes = kernels::nmGemmLanes();
-  const kernels::NMGemmPlan plan = kernels::chooseNMGemmPlan(
-      {batch, outFeatures(), inFeatures()}, lanes, support::cacheSizes(), impl_->threads,
-      kernels::bf16DotApplies(impl_->packedNow(), xType));
+  const kernels::NMGemmPlan plan =
+      kernels::chooseNMGemmPlan({batch, outFeatures(), inFeatures()}, lanes, support::cacheSizes(),
+                                impl_->threads, kernels::bf16DotApplies(impl_->packedNow(), xType));
   return std::string(kernels::nmGemmTargetName()) + ": " + plan.toString();
 }
 
@@ -85,7 +85,8 @@ void NMLinear::forward(const void* x, DType type, int64_t batch, void* y) const 
   kernels::GemmArgs args = kernels::linearArgs(x, type, batch, y, impl_->bias, impl_->epilogue);
   if (impl_->f64()) {
     if (!impl_->biasF64.empty()) args.biasF64 = impl_->biasF64.data();
-    kernels::runNMGemmF64(packed, args, kernels::chooseNMGemmF64Plan(packed, batch, impl_->threads));
+    kernels::runNMGemmF64(packed, args,
+                          kernels::chooseNMGemmF64Plan(packed, batch, impl_->threads));
   } else {
     const kernels::NMGemmPlan plan = kernels::chooseNMGemmPlan(
         {batch, outFeatures(), inFeatures()}, packed.lanes, support::cacheSizes(), impl_->threads,

@@ -45,9 +45,8 @@ std::vector<int64_t> rowsWithNonFinite(const void* x, DType type, int64_t batch,
   std::vector<int64_t> rows;
   for (int64_t b = 0; b < batch; ++b) {
     const bool any =
-        type == DType::kF64
-            ? anyNonFinite(static_cast<const uint64_t*>(x) + b * in, in,
-                           uint64_t{0x7ff0000000000000u})
+        type == DType::kF64 ? anyNonFinite(static_cast<const uint64_t*>(x) + b * in, in,
+                                           uint64_t{0x7ff0000000000000u})
         : type == DType::kF32
             ? anyNonFinite(static_cast<const uint32_t*>(x) + b * in, in, uint32_t{0x7f800000u})
             : anyNonFinite(static_cast<const uint16_t*>(x) + b * in, in,
@@ -61,8 +60,8 @@ namespace {
 
 /// recomputeRows for f64 weights: accumulated in f64 with args.biasF64, the float64 reference
 /// activation, stored as f64 or f32 (x's dtype).
-void recomputeRowsF64(const Coo& entries, int64_t out, int64_t in,
-                      const std::vector<int64_t>& rows, const GemmArgs& args) {
+void recomputeRowsF64(const Coo& entries, int64_t out, int64_t in, const std::vector<int64_t>& rows,
+                      const GemmArgs& args) {
   std::vector<double> acc(static_cast<size_t>(out));
   for (const int64_t b : rows) {
     std::fill(acc.begin(), acc.end(), 0.0);

@@ -231,6 +231,56 @@ TEST(CapiLinear, Bf16WeightsWithF32AndBf16Inputs) {
   }
 }
 
+// f64 weights: the layer accumulates in f64 (results to 1e-12, not f32's 1e-5), with f64 and f32
+// inputs, batch 1 (a GEMV) and 9.
+TEST(CapiLinear, F64WeightsAccumulateInF64) {
+  ContextPtr context = makeContext(2);
+  const int64_t out = 20, in = 44;
+  const std::vector<float> w32 = randomMatrix(out, in, 21);
+  std::vector<double> w64(w32.size());
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> tweak(-1e-9, 1e-9);  // not representable in f32
+  for (size_t i = 0; i < w32.size(); ++i) w64[i] = w32[i] + tweak(rng);
+  const int64_t shape[2] = {out, in};
+  SparseFlowTensor* raw = nullptr;
+  ASSERT_SF_OK(sparseflow_tensor_create_dense(context.get(), SPARSEFLOW_DTYPE_F64, 2, shape,
+                                              w64.data(), out * in, &raw));
+  TensorPtr dense(raw);
+  sparseflow_nm_impact impact;
+  ASSERT_SF_OK(sparseflow_nm_sparsify(context.get(), dense.get(), "2:4", &raw, &impact));
+  TensorPtr compressed(raw);
+  const std::vector<double> pruned = denseOf(compressed.get());
+  const std::vector<float> bias = randomMatrix(1, out, 7);
+  SparseFlowLinear* layerRaw = nullptr;
+  ASSERT_SF_OK(sparseflow_linear_create(context.get(), compressed.get(), bias.data(), out,
+                                        "bias+gelu", &layerRaw));
+  LinearPtr layer(layerRaw);
+  sparseflow_dtype dtype = -1;
+  ASSERT_SF_OK(sparseflow_linear_get_weight_dtype(layer.get(), &dtype));
+  EXPECT_EQ(dtype, SPARSEFLOW_DTYPE_F64);
+  for (int64_t batch : {1, 9}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    std::vector<double> x(static_cast<size_t>(batch * in));
+    for (double& v : x) v = tweak(rng) * 1e9;
+    const std::vector<double> expected = reference(pruned, bias, x, batch, out, in, "gelu");
+    std::vector<double> y(static_cast<size_t>(batch * out));
+    ASSERT_SF_OK(sparseflow_linear_run(layer.get(), SPARSEFLOW_DTYPE_F64, batch, x.data(),
+                                       batch * in, y.data(), batch * out));
+    for (size_t i = 0; i < y.size(); ++i) {
+      ASSERT_NEAR(y[i], expected[i], 1e-12 * (1 + std::fabs(expected[i]))) << i;
+    }
+    const std::vector<float> x32(x.begin(), x.end());
+    const std::vector<double> expected32 = reference(
+        pruned, bias, std::vector<double>(x32.begin(), x32.end()), batch, out, in, "gelu");
+    std::vector<float> y32(static_cast<size_t>(batch * out));
+    ASSERT_SF_OK(sparseflow_linear_run(layer.get(), SPARSEFLOW_DTYPE_F32, batch, x32.data(),
+                                       batch * in, y32.data(), batch * out));
+    for (size_t i = 0; i < y32.size(); ++i) {
+      ASSERT_NEAR(y32[i], expected32[i], 1e-6 * (1 + std::fabs(expected32[i]))) << i;
+    }
+  }
+}
+
 TEST(CapiLinear, AttributesAndTheLayerOutlivesItsWeights) {
   ContextPtr context = makeContext(3);
   const int64_t out = 12, in = 20;

@@ -138,6 +138,10 @@ def test_errors(torch_rng):
         sf.SparseLinear.from_dense(linear, activation="tanh")
     with pytest.raises(sf.NotSupported):
         sf.SparseLinear.from_dense(make_linear(torch_rng, 16, 8).double())
+    # f64 2:4 weights run through sf.compile (nm_linear's f64 kernel), not this module.
+    f64 = sf.convert(sf.from_numpy(sparse.dense_weight().double().numpy()), "2:4")
+    with pytest.raises(sf.NotSupported, match="not f64.*sf.compile"):
+        sf.SparseLinear(f64)
     with pytest.raises(sf.SparseFlowError):
         sf.SparseLinear.from_dense(make_linear(torch_rng, 16, 8), pattern="2:5")
 

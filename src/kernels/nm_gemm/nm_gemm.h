@@ -36,10 +36,10 @@ bool runNMGemmPair(const PackedNMWeights& w1, const NMGemmArgs& a1, const Packed
 
 /// The f64 2:4 GEMM's blocking (nm_gemm_f64.cpp): f64 weights accumulate in f64.
 struct NMGemmF64Plan {
-  int32_t lanes = 4;           ///< f64 lanes per packed block (the vector's, at least 4)
-  int64_t pairsPerBlock = 4;   ///< row pairs per thread task (a multiple of 4)
-  int64_t stepsPerChunk = 1;   ///< k steps per pass over a block: its chunk stays in L1
-  int64_t batchChunk = 1;      ///< batch rows per pass (bounds each thread's output tile)
+  int32_t lanes = 4;          ///< f64 lanes per packed block (the vector's, at least 4)
+  int64_t pairsPerBlock = 4;  ///< row pairs per thread task (a multiple of 4)
+  int64_t stepsPerChunk = 1;  ///< k steps per pass over a block: its chunk stays in L1
+  int64_t batchChunk = 1;     ///< batch rows per pass (bounds each thread's output tile)
   int32_t threads = 1;
   std::string toString() const;
 };

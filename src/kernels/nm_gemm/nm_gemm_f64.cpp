@@ -2,13 +2,12 @@
 // packed as for f32 (packed_weights.h) with `lanes` f64 lanes per block, each k step a vector
 // of weights (two rows' slots) times a lane permutation of x's `lanes` columns, accumulated in
 // f64; thread blocks of row pairs, k in chunks that stay in L1 while every batch tile reads them.
-#include "kernels/nm_gemm/nm_gemm.h"
-
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "kernels/nm_gemm/nm_gemm.h"
 #include "support/check.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -66,7 +65,8 @@ void padRows(const GemmArgs& args, int64_t in, int64_t kp, int64_t b0, int64_t r
       std::memcpy(row, static_cast<const double*>(args.x) + (b0 + b) * in,
                   static_cast<size_t>(in) * sizeof(double));
     } else {
-      for (int64_t c = 0; c < in; ++c) row[c] = elementAs<double>(args.x, args.xType, (b0 + b) * in + c);
+      for (int64_t c = 0; c < in; ++c)
+        row[c] = elementAs<double>(args.x, args.xType, (b0 + b) * in + c);
     }
     std::fill(row + in, row + kp, 0.0);
   }
@@ -182,7 +182,8 @@ void RunNMGemmF64(const PackedNMWeights& w, const GemmArgs& args, const NMGemmF6
   const int64_t blockPairs = std::max<int64_t>(plan.pairsPerBlock, 4);
   const int64_t blocks = (w.pairs + blockPairs - 1) / blockPairs;
   const int64_t chunk = std::max<int64_t>(plan.stepsPerChunk, 1);
-  const int64_t batchChunk = std::clamp<int64_t>(plan.batchChunk, 1, std::max<int64_t>(args.batch, 1));
+  const int64_t batchChunk =
+      std::clamp<int64_t>(plan.batchChunk, 1, std::max<int64_t>(args.batch, 1));
   const int64_t tileStride = 2 * blockPairs;
   auto xs = zeroed<double>(batchChunk * kp);
   // One parallel region: each batch chunk's x is padded by all threads, then its pair blocks
@@ -233,8 +234,9 @@ HWY_EXPORT(PlanF64);
 HWY_EXPORT(RunNMGemmF64);
 
 std::string NMGemmF64Plan::toString() const {
-  return "permute f64 lanes=" + std::to_string(lanes) + " pairs/block=" +
-         std::to_string(pairsPerBlock) + " k-chunk=" + std::to_string(stepsPerChunk) +
+  return "permute f64 lanes=" + std::to_string(lanes) +
+         " pairs/block=" + std::to_string(pairsPerBlock) +
+         " k-chunk=" + std::to_string(stepsPerChunk) +
          " batch-chunk=" + std::to_string(batchChunk) + " threads=" + std::to_string(threads);
 }
 
@@ -242,13 +244,11 @@ int32_t nmGemmF64Lanes() {
   return HWY_DYNAMIC_DISPATCH(F64PackLanes)();
 }
 
-NMGemmF64Plan chooseNMGemmF64Plan(const PackedNMWeights& weights, int64_t batch,
-                                  int32_t threads) {
+NMGemmF64Plan chooseNMGemmF64Plan(const PackedNMWeights& weights, int64_t batch, int32_t threads) {
   return HWY_DYNAMIC_DISPATCH(PlanF64)(batch, weights.pairs, weights.steps, threads);
 }
 
-void runNMGemmF64(const PackedNMWeights& weights, const GemmArgs& args,
-                  const NMGemmF64Plan& plan) {
+void runNMGemmF64(const PackedNMWeights& weights, const GemmArgs& args, const NMGemmF64Plan& plan) {
   HWY_DYNAMIC_DISPATCH(RunNMGemmF64)(weights, args, plan);
 }
 

@@ -1,7 +1,7 @@
-// The dense provider: GEMM and GEMV with every operand dense, f32 or f64 throughout, as the linear layer
-// `Y(n..., o) = act(X(n..., k) * W(o,k) + bias(o))` or as `C(i,j) = act(A(i,k) * B(k,j) + b(j))`
-// (W = Bᵀ); runs DenseLinear (kernels/dense_gemm) with the epilogue fused, the weights packed
-// once per contents.
+// The dense provider: GEMM and GEMV with every operand dense, f32 or f64 throughout, as the linear
+// layer `Y(n..., o) = act(X(n..., k) * W(o,k) + bias(o))` or as `C(i,j) = act(A(i,k) * B(k,j) +
+// b(j))` (W = Bᵀ); runs DenseLinear (kernels/dense_gemm) with the epilogue fused, the weights
+// packed once per contents.
 #include "pipeline/provider.h"
 #include "pipeline/providers/linear_layer_executable.h"
 #include "sparseflow/dense_linear.h"

@@ -84,10 +84,10 @@ void checkAgainstReference(const LinearCase& c, const std::vector<double>& w,
   Buffer y = Buffer::zeros(c.xType, c.batch * c.out);
   forward(x.data(), y.data());
   // The output is rounded to x's dtype: allow its half-ulp beside the accumulation error.
-  const double outputEps = c.xType == DType::kBF16                             ? 1.0 / 256
-                           : c.xType == DType::kF16                            ? 1.0 / 2048
+  const double outputEps = c.xType == DType::kBF16                            ? 1.0 / 256
+                           : c.xType == DType::kF16                           ? 1.0 / 2048
                            : c.wType == DType::kF64 && c.xType == DType::kF32 ? 0x1p-24
-                                                                               : 0.0;
+                                                                              : 0.0;
   const double accumulationEps = c.wType == DType::kF64 ? 1e-12 : 1e-5;
   const double absoluteEps = c.wType == DType::kF64 ? 1e-13 : 1e-6;
   int64_t bad = 0;

@@ -176,8 +176,7 @@ TEST(DenseGemmPlan, GemvStreamsGemmChunksFitTheCaches) {
         EXPECT_LE(plan.batchChunk, batch + plan.tileRows - 1) << "never past the batch";
         if (in >= 4096) {
           EXPECT_LE(plan.kChunk * plan.panelWidth * bytes, caches.l1d / 2);
-          EXPECT_LE(plan.kChunk * plan.batchChunk * bytes,
-                    caches.l2 / 2 + plan.kChunk * bytes * 6);
+          EXPECT_LE(plan.kChunk * plan.batchChunk * bytes, caches.l2 / 2 + plan.kChunk * bytes * 6);
         }
       }
     }

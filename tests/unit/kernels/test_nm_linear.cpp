@@ -194,8 +194,8 @@ TEST(NMGemm, F64PlansMatchTheReference) {
               plan.stepsPerChunk = chunk;
               plan.batchChunk = batchChunk;
               plan.threads = chunk == 3 ? 1 : 2;
-              SCOPED_TRACE("batch " + std::to_string(batch) + " x " + dtypeName(xType) +
-                           " plan " + plan.toString());
+              SCOPED_TRACE("batch " + std::to_string(batch) + " x " + dtypeName(xType) + " plan " +
+                           plan.toString());
               raw.check([&](const kernels::GemmArgs& args) {
                 kernels::runNMGemmF64(packed, args, plan);
               });
