@@ -206,6 +206,12 @@ std::optional<ResultRow> runCase(const MatrixRun& r, const KernelSpec& k, const 
           100 * w.flops / row.seconds / peak) +
       fmt("; %.0fx%.0f", static_cast<double>(m.rows), static_cast<double>(m.cols)) +
       fmt(", nnz %.0f", static_cast<double>(m.nnz));
+  if (const double l2 = r.limits.l2ReadBandwidth(r.threads); k.op == SparseOp::kSpmm && l2 > 0) {
+    // Every entry reads a row of B (n floats) into L1: from L2 (or further) unless rows repeat.
+    const double rowBytes = static_cast<double>(m.nnz) * static_cast<double>(k.n) * 4;
+    row.note += fmt("; B rows read per call %.3g MB = %.0f%% of the L2 read bandwidth",
+                    rowBytes / 1e6, 100 * rowBytes / row.seconds / l2);
+  }
   if (k.op == SparseOp::kSpgemm) {
     row.note +=
         fmt("; product assembled into csr, %.0f entries", static_cast<double>(m.spgemmEntries()));

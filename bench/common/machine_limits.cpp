@@ -15,6 +15,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "support/cache_info.h"
+
 namespace sparseflow::bench {
 namespace {
 
@@ -100,13 +102,19 @@ double MachineLimits::fmaPeak(int runThreads) const {
   return runThreads <= 1 ? fmaPeak1 : fmaPeakAll;
 }
 
+double MachineLimits::l2ReadBandwidth(int runThreads) const {
+  return runThreads <= 1 ? l2ReadBandwidth1 : l2ReadBandwidthAll;
+}
+
 std::string MachineLimits::toString() const {
   char line[512];
   std::snprintf(line, sizeof line,
                 "%s (%s), %d threads: streaming read %.1f GB/s (1 thread), %.1f GB/s (%d); "
+                "L2 read %.0f GB/s (1 thread), %.0f GB/s (%d); "
                 "FP32 FMA %.1f GFLOP/s (1 thread), %.1f GFLOP/s (%d)",
                 cpu.c_str(), simd.c_str(), threads, readBandwidth1 / 1e9, readBandwidthAll / 1e9,
-                threads, fmaPeak1 / 1e9, fmaPeakAll / 1e9, threads);
+                threads, l2ReadBandwidth1 / 1e9, l2ReadBandwidthAll / 1e9, threads, fmaPeak1 / 1e9,
+                fmaPeakAll / 1e9, threads);
   return line;
 }
 
@@ -134,6 +142,40 @@ double measureReadBandwidth(int threads, int64_t bytes, int passes) {
     const double seconds = secondsSince(start);
     gSinkWords = gSinkWords + total;
     best = std::max(best, static_cast<double>(part * threads * 8) / seconds);
+  }
+  return best;
+}
+
+double measureCacheReadBandwidth(int threads, int64_t bytesPerThread, int repeats, int passes) {
+  const hn::ScalableTag<uint64_t> d;
+  const int64_t step = 4 * static_cast<int64_t>(hn::Lanes(d));
+  const int64_t words = std::max<int64_t>(step, bytesPerThread / 8 / step * step);
+  double best = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    uint64_t total = 0;
+    double slowest = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total) reduction(max : slowest)
+    {
+      // Each thread's own buffer, touched and read once before the timed repeats.
+      std::unique_ptr<uint64_t, decltype(&std::free)> buffer(
+          static_cast<uint64_t*>(std::aligned_alloc(64, static_cast<size_t>(words) * 8)),
+          &std::free);
+      if (buffer) {
+        for (int64_t i = 0; i < words; ++i) buffer.get()[i] = static_cast<uint64_t>(i);
+        total += sumWords(buffer.get(), words);
+#pragma omp barrier
+        const auto start = Clock::now();
+        for (int r = 0; r < repeats; ++r) {
+          asm volatile("" ::: "memory");  // the buffer may have changed: read it again
+          total += sumWords(buffer.get(), words);
+        }
+        slowest = secondsSince(start);
+      }
+    }
+    gSinkWords = gSinkWords + total;
+    if (slowest > 0) {
+      best = std::max(best, static_cast<double>(words) * 8 * repeats * threads / slowest);
+    }
   }
   return best;
 }
@@ -174,6 +216,10 @@ MachineLimits measureMachineLimits(const LimitsOptions& options) {
   limits.readBandwidthAll =
       measureReadBandwidth(limits.threads, options.bandwidthBytes, options.bandwidthPasses);
   limits.readBandwidth1 = measureReadBandwidth(1, options.bandwidthBytes, options.bandwidthPasses);
+  // Half the L2 per thread (the rest holds what the OS and the loop touch).
+  const int64_t l2Bytes = std::max<int64_t>(support::cacheSizes().l2 / 2, 64 << 10);
+  limits.l2ReadBandwidthAll = measureCacheReadBandwidth(limits.threads, l2Bytes, 200, 5);
+  limits.l2ReadBandwidth1 = measureCacheReadBandwidth(1, l2Bytes, 200, 5);
   limits.fmaPeak1 = measureFmaPeak(1, options.fmaSeconds);
   limits.fmaPeakAll = measureFmaPeak(limits.threads, options.fmaSeconds);
   return limits;
@@ -188,7 +234,9 @@ void saveLimits(const std::string& path, const MachineLimits& limits) {
       << "read_bandwidth_1 " << limits.readBandwidth1 << "\n"
       << "read_bandwidth_all " << limits.readBandwidthAll << "\n"
       << "fma_peak_1 " << limits.fmaPeak1 << "\n"
-      << "fma_peak_all " << limits.fmaPeakAll << "\n";
+      << "fma_peak_all " << limits.fmaPeakAll << "\n"
+      << "l2_read_bandwidth_1 " << limits.l2ReadBandwidth1 << "\n"
+      << "l2_read_bandwidth_all " << limits.l2ReadBandwidthAll << "\n";
   if (!out) throw std::runtime_error(path + ": cannot write the machine limits");
 }
 
@@ -214,6 +262,11 @@ MachineLimits loadLimits(const std::string& path) {
   limits.readBandwidthAll = number("read_bandwidth_all");
   limits.fmaPeak1 = number("fma_peak_1");
   limits.fmaPeakAll = number("fma_peak_all");
+  // Older limits files have no L2 lines: 0 (not measured).
+  if (fields.count("l2_read_bandwidth_1")) limits.l2ReadBandwidth1 = number("l2_read_bandwidth_1");
+  if (fields.count("l2_read_bandwidth_all")) {
+    limits.l2ReadBandwidthAll = number("l2_read_bandwidth_all");
+  }
   return limits;
 }
 
