@@ -22,6 +22,16 @@ from .tensors import from_numpy
 aten = torch.ops.aten
 
 
+def _pair(v, default):
+    """A 2-D pooling argument as two ints: one value or a list of one or two (torch's forms);
+    None or empty gives [default, default] (None when default is None)."""
+    if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
+        return None if default is None else [default, default]
+    if isinstance(v, (list, tuple)):
+        return [int(v[0]), int(v[-1])]
+    return [int(v), int(v)]
+
+
 def _quote(name: str) -> str:
     out = []
     for ch in name:
@@ -58,7 +68,7 @@ _VIEWS = {aten.view.default, aten._unsafe_view.default, aten._reshape_alias.defa
           aten.clone.default, aten.alias.default, aten.detach.default, aten.flatten.using_ints,
           aten.contiguous.default if hasattr(aten, "contiguous") else aten.clone.default}
 _UNARY = {aten.relu.default: "relu", aten.gelu.default: "gelu", aten.silu.default: "silu",
-          aten.tanh.default: "tanh"}
+          aten.tanh.default: "tanh", aten.sqrt.default: "sqrt"}
 
 
 class _Writer:
@@ -117,6 +127,58 @@ class _Writer:
             return self.constant(arg)
         raise NotSupported(f"operand {arg!r} (tensors and numbers only)")
 
+    def max_pool(self, node) -> int:
+        """max_pool2d as the graph IR's max_pool2d: torch's symmetric padding as [top, left,
+        bottom, right], ceil_mode as extra end padding (padding never wins; a last window that
+        would start in the end padding is dropped, as torch does)."""
+        args, kw = node.args, node.kwargs
+        names = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+        given = dict(zip(names, args[1:]))
+        given.update({k: v for k, v in kw.items() if k in names})
+        kernel = _pair(given["kernel_size"], 1)
+        stride = _pair(given.get("stride"), None) or kernel  # torch: empty stride = the kernel
+        padding = _pair(given.get("padding"), 0)
+        dilation = _pair(given.get("dilation"), 1)
+        shape = self.shape(args[0])
+        if len(shape) != 4:
+            raise NotSupported(f"{node.name}: max_pool2d of a {len(shape)}-d input")
+        pads = [padding[0], padding[1], padding[0], padding[1]]
+        if given.get("ceil_mode"):
+            for d in range(2):
+                span = dilation[d] * (kernel[d] - 1) + 1
+                padded = shape[2 + d] + 2 * padding[d]
+                out = -(-(padded - span) // stride[d]) + 1
+                if (out - 1) * stride[d] >= shape[2 + d] + padding[d]:
+                    out -= 1
+                pads[2 + d] += max(0, (out - 1) * stride[d] + span - padded)
+        return self.op("max_pool2d", [self.value(args[0])], kernel=kernel, stride=stride,
+                       padding=pads, dilation=dilation)
+
+    def reduction(self, node, mean: bool) -> int:
+        """sum/mean over `dim` (keepdim or not) as reduce_sum per axis (last first), scaled by
+        1/count for a mean; the result reshaped to torch's shape."""
+        args, kw = node.args, node.kwargs
+        x = args[0]
+        in_shape = self.shape(x)
+        rank = len(in_shape)
+        dims = args[1] if len(args) > 1 else kw.get("dim")
+        if kw.get("dtype") not in (None, torch.float32):
+            raise NotSupported(f"{node.name}: a reduction to {kw['dtype']}")
+        dims = list(range(rank)) if dims is None or dims == [] else [int(d) % rank for d in dims]
+        if len(set(dims)) == rank:
+            raise NotSupported(f"{node.name}: a reduction to a scalar")
+        v, count = self.value(x), 1
+        for d in sorted(set(dims), reverse=True):
+            count *= in_shape[d]
+            v = self.op("reduce_sum", [v], axis=d)
+        kept = [1 if d in dims else n for d, n in enumerate(in_shape)]
+        reduced = [n for d, n in enumerate(in_shape) if d not in dims]
+        self.vshape[v] = reduced
+        if mean:
+            v = self.op("mul", [v, self.constant(1.0 / count)])
+            self.vshape[v] = reduced
+        return self.as_shape(v, self.shape(node))
+
     def as_shape(self, v: int, shape: list) -> int:
         """Value v seen with `shape` (a reshape, emitted once, where its own shape differs)."""
         if self.vshape.get(v, shape) == shape:
@@ -161,6 +223,8 @@ class _Writer:
             src, index = args
             if src.target is aten.native_layer_norm.default and index == 0:
                 return self.value(src)
+            if src.target is aten.max_pool2d_with_indices.default and index == 0:
+                return self.value(src)  # the values (the indices are refused where read)
             raise NotSupported(f"{node.name}: item {index} of {src.target}")
         if f in _VIEWS:  # the source's own value, reshaped only where the shapes differ
             return self.as_shape(self.raw(x), self.shape(node))
@@ -189,6 +253,8 @@ class _Writer:
             for _ in range(int(exponent) - 1):
                 out = self.op("mul", [out, base])
             return out
+        if f in (aten.max_pool2d_with_indices.default, aten.max_pool2d.default):
+            return self.max_pool(node)
         if f is aten._softmax.default:
             return self.op("softmax", [self.value(x)], axis=int(args[1]))
         if f is aten.native_layer_norm.default:
@@ -218,9 +284,16 @@ class _Writer:
         if f in (aten.mul.Tensor, aten.mul.Scalar):
             return self.op("mul", [self.value(x), self.value(args[1])])
         if f in (aten.div.Tensor, aten.div.Scalar):
-            if not isinstance(args[1], (int, float)):
-                raise NotSupported(f"{node.name}: division by a tensor")
-            return self.op("mul", [self.value(x), self.constant(1.0 / args[1])])
+            if kw.get("rounding_mode") is not None:
+                raise NotSupported(f"{node.name}: division with rounding_mode="
+                                   f"{kw['rounding_mode']!r}")
+            if isinstance(args[1], (int, float)):  # a product with the reciprocal (fuses)
+                return self.op("mul", [self.value(x), self.constant(1.0 / args[1])])
+            return self.op("div", [self.value(x), self.value(args[1])])
+        if f is aten.rsqrt.default:  # RMSNorm's x * rsqrt(mean(x^2) + eps)
+            return self.op("div", [self.constant(1.0), self.op("sqrt", [self.value(x)])])
+        if f in (aten.mean.dim, aten.sum.dim_IntList):
+            return self.reduction(node, mean=f is aten.mean.dim)
         if f in (aten.addmm.default, aten.mm.default):
             bias = args[0] if f is aten.addmm.default else None
             a, b = (args[1], args[2]) if bias is not None else (args[0], args[1])

@@ -38,7 +38,10 @@ namespace sparseflow::graph {
   X(kReduceMax, "reduce_max")     \
   X(kMinimum, "minimum")          \
   X(kMaximum, "maximum")          \
-  X(kConv2d, "conv2d")
+  X(kConv2d, "conv2d")            \
+  X(kSqrt, "sqrt")                \
+  X(kDiv, "div")                  \
+  X(kMaxPool2d, "max_pool2d")
 
 /// One operator of the graph IR.
 enum class OpKind : int32_t {

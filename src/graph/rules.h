@@ -50,6 +50,7 @@ void addLinearRules(RuleRegistry& registry);  ///< linear, matmul, batch_matmul,
 void addElementwiseRules(RuleRegistry& registry);  ///< add, mul, bias_add, activations
 void addShapeRules(RuleRegistry& registry);        ///< reshape, transpose, slice, concat
 void addNormalizeRules(RuleRegistry& registry);    ///< softmax, layer_norm, reductions
+void addPoolRules(RuleRegistry& registry);         ///< max_pool2d
 
 // Helpers shared by the rule families (rules_common.cpp).
 

@@ -1,6 +1,7 @@
 // Rules of the element-wise operators: add and bias_add keep the zeros common to both operands,
-// mul keeps the zeros of either, minimum and maximum (clip) keep what their bounds allow, and the
-// activations (all with f(0) = 0) keep every zero and bound the values from below.
+// mul keeps the zeros of either, div those of its numerator, minimum and maximum (clip) keep what
+// their bounds allow, and the activations and sqrt (all with f(0) = 0) keep every zero and bound
+// the values from below.
 #include <algorithm>
 #include <cmath>
 
@@ -152,6 +153,49 @@ Tesa siluForward(const RuleContext& ctx) {
   return boundedBelowForward(ctx, kSiluMinimum);
 }
 
+/// a / b: a zero of the numerator is one of the quotient (as a product with 1/b: the same
+/// reading of a zero as mul's, which keeps a zero beside an infinite factor); a zero of the
+/// denominator makes no zero (x / 0 is ±inf or NaN). Non-negative over a positive denominator.
+Tesa divForward(const RuleContext& ctx) {
+  const Node& a = ctx.operand(0);
+  const Node& b = ctx.operand(1);
+  Tesa t;
+  for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
+    setSlices(t.zero, d, broadcastZeros(a, ctx.node.type, d));
+  }
+  if (fullShape(a, ctx.node)) t = meet(t, zeroFacts(a.tesa));
+  if (a.tesa.lowerBound && *a.tesa.lowerBound >= 0 && b.tesa.lowerBound && *b.tesa.lowerBound > 0) {
+    t.lowerBound = 0.0;
+  }
+  return t;
+}
+
+/// Dead slices of a / b are dead in both operands; where the numerator is zero the quotient is
+/// zero whatever the denominator, so those slices of the denominator are dead too (not the
+/// reverse: x / 0 is not zero).
+std::vector<SliceSets> divBackward(const RuleContext& ctx) {
+  std::vector<SliceSets> out(2);
+  for (size_t i = 0; i < 2; ++i) {
+    for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
+      const int64_t od = broadcastDim(ctx.operand(i).type, ctx.node.type, d);
+      if (od < 0) continue;
+      IndexSet dead = slicesAt(ctx.node.tesa.dead, d);
+      if (i == 1) dead = unite(dead, broadcastZeros(ctx.operand(0), ctx.node.type, d));
+      setSlices(out[i], od, std::move(dead));
+    }
+  }
+  return out;
+}
+
+/// sqrt keeps every zero (sqrt(0) = 0) and is never negative (NaN below 0); increasing, so a
+/// positive bound of x gives its root.
+Tesa sqrtForward(const RuleContext& ctx) {
+  const Tesa& x = ctx.operand(0).tesa;
+  Tesa t = zeroFacts(x);
+  t.lowerBound = x.lowerBound && *x.lowerBound > 0 ? std::sqrt(*x.lowerBound) : 0.0;
+  return t;
+}
+
 Tesa tanhForward(const RuleContext& ctx) {
   const Tesa& x = ctx.operand(0).tesa;
   Tesa t = zeroFacts(x);
@@ -172,6 +216,8 @@ void addElementwiseRules(RuleRegistry& registry) {
   registry.add(OpKind::kGeluTanh, {geluTanhForward, deadPassThrough});
   registry.add(OpKind::kSilu, {siluForward, deadPassThrough});
   registry.add(OpKind::kTanh, {tanhForward, deadPassThrough});
+  registry.add(OpKind::kDiv, {divForward, divBackward});
+  registry.add(OpKind::kSqrt, {sqrtForward, deadPassThrough});
 }
 
 }  // namespace sparseflow::graph

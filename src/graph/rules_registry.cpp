@@ -10,6 +10,7 @@ const RuleRegistry& defaultRules() {
     addElementwiseRules(r);
     addShapeRules(r);
     addNormalizeRules(r);
+    addPoolRules(r);
     return r;
   }();
   return registry;

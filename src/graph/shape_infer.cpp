@@ -134,8 +134,53 @@ TensorType matmulType(const OpChecker& c, bool batched) {
   return out;
 }
 
+/// max_pool2d(x [N, C, H, W], kernel=[kh, kw]): stride (default the kernel), padding ([top, left,
+/// bottom, right], default 0; never wins: padded positions are -inf) and dilation (default 1)
+/// are written back resolved; each window must start inside the input or its top/left padding
+/// and hold an input element.
+TensorType maxPool2dType(const OpChecker& c) {
+  c.arity(1, 1);
+  c.allowedAttrs({"kernel", "stride", "padding", "dilation"});
+  OpAttrs& attrs = c.attrs();
+  SF_USER_CHECK(attrs.count("kernel")) << c.where() << ": max_pool2d needs kernel=[kh, kw]";
+  const Shape kernel = c.listAttr("kernel");
+  if (!attrs.count("stride")) attrs["stride"] = kernel;
+  if (!attrs.count("padding")) attrs["padding"] = Shape{0, 0, 0, 0};
+  if (!attrs.count("dilation")) attrs["dilation"] = Shape{1, 1};
+  const Shape stride = c.listAttr("stride"), padding = c.listAttr("padding");
+  const Shape dilation = c.listAttr("dilation");
+  for (const auto& [name, v, count, lo] :
+       {std::tuple<const char*, const Shape&, size_t, int64_t>{"kernel", kernel, 2, 1},
+        {"stride", stride, 2, 1},
+        {"padding", padding, 4, 0},
+        {"dilation", dilation, 2, 1}}) {
+    SF_USER_CHECK(
+        v.size() == count &&
+        std::all_of(v.begin(), v.end(), [&](int64_t e) { return e >= lo && e <= (1 << 20); }))
+        << c.where() << ": " << name << " must be " << count << " integers of at least " << lo;
+  }
+  c.rankIs(0, 4);
+  const Shape& x = c.shape(0);
+  Shape out = {x[0], x[1], 0, 0};
+  for (size_t d = 0; d < 2; ++d) {
+    const int64_t span = dilation[d] * (kernel[d] - 1) + 1;
+    const int64_t room = x[2 + d] + padding[d] + padding[2 + d] - span;
+    SF_USER_CHECK(room >= 0) << c.where() << ": the window (" << span
+                             << " with dilation) is larger than the padded input ("
+                             << x[2 + d] + padding[d] + padding[2 + d] << ") along dim " << 2 + d;
+    SF_USER_CHECK(padding[d] < span && padding[2 + d] < span)
+        << c.where() << ": padding " << padding[d] << "/" << padding[2 + d]
+        << " would make windows of padding only along dim " << 2 + d;
+    out[2 + d] = room / stride[d] + 1;
+  }
+  TensorType t = c.type(0);
+  t.shape = out;
+  return t;
+}
+
 /// conv2d(x [N, C, H, W], w [O, C / groups, kh, kw], b [O]?): stride, padding and dilation
-/// ([2] each; defaults 1, 0, 1) and groups (default 1) are written back resolved.
+/// ([2] each; defaults 1, 0, 1) and groups (default 1) are written back resolved; padding may
+/// also be [top, left, bottom, right] (asymmetric, as ONNX's pads).
 TensorType conv2dType(const OpChecker& c, size_t n) {
   c.arity(2, 3);
   c.allowedAttrs({"stride", "padding", "dilation", "groups"});
@@ -151,10 +196,15 @@ TensorType conv2dType(const OpChecker& c, size_t n) {
        {std::tuple<const char*, const Shape&, int64_t>{"stride", stride, 1},
         {"padding", padding, 0},
         {"dilation", dilation, 1}}) {
-    SF_USER_CHECK(v.size() == 2 && v[0] >= lo && v[1] >= lo && v[0] <= (1 << 20) &&
-                  v[1] <= (1 << 20))
-        << c.where() << ": " << name << " must be two integers of at least " << lo;
+    const bool fourPads = v.size() == 4 && &v == &padding;
+    SF_USER_CHECK(
+        (v.size() == 2 || fourPads) &&
+        std::all_of(v.begin(), v.end(), [&](int64_t e) { return e >= lo && e <= (1 << 20); }))
+        << c.where() << ": " << name << " must be two integers of at least " << lo
+        << (&v == &padding ? " (or four: top, left, bottom, right)" : "");
   }
+  // The padding after the input along H and W: the same as before it unless given apart.
+  const Shape padEnd = padding.size() == 4 ? Shape{padding[2], padding[3]} : padding;
   c.rankIs(0, 4);
   c.rankIs(1, 4);
   c.sameDType(0, 1);
@@ -174,10 +224,10 @@ TensorType conv2dType(const OpChecker& c, size_t n) {
   Shape out = {x[0], w[0], 0, 0};
   for (size_t d = 0; d < 2; ++d) {
     const int64_t span = dilation[d] * (w[2 + d] - 1) + 1;
-    const int64_t room = x[2 + d] + 2 * padding[d] - span;
+    const int64_t room = x[2 + d] + padding[d] + padEnd[d] - span;
     SF_USER_CHECK(room >= 0) << c.where() << ": the kernel (" << span
                              << " with dilation) is larger than the padded input ("
-                             << x[2 + d] + 2 * padding[d] << ") along dim " << 2 + d;
+                             << x[2 + d] + padding[d] + padEnd[d] << ") along dim " << 2 + d;
     out[2 + d] = room / stride[d] + 1;
   }
   return TensorType{c.type(0).dtype, out};
@@ -359,15 +409,18 @@ TensorType inferType(OpKind op, const std::vector<InferOperand>& operands, OpAtt
     case OpKind::kBatchMatmul: out = matmulType(c, true); break;
     case OpKind::kAdd:
     case OpKind::kMul:
+    case OpKind::kDiv:
     case OpKind::kMinimum:
     case OpKind::kMaximum: out = broadcastType(c); break;
     case OpKind::kBiasAdd: out = biasAddType(c); break;
     case OpKind::kConv2d: out = conv2dType(c, n); break;
+    case OpKind::kMaxPool2d: out = maxPool2dType(c); break;
     case OpKind::kRelu:
     case OpKind::kGelu:
     case OpKind::kGeluTanh:
     case OpKind::kSilu:
-    case OpKind::kTanh: out = unaryType(c, {}); break;
+    case OpKind::kTanh:
+    case OpKind::kSqrt: out = unaryType(c, {}); break;
     case OpKind::kSoftmax:
       out = unaryType(c, {"axis"});
       c.axis(c.rank(0));

@@ -159,9 +159,54 @@ def test_cnn_onnx_export_matches_torch(tmp_path, torch_rng):
 def test_unsupported_operator_names_the_node(tmp_path):
     class Odd(nn.Module):
         def forward(self, x):
-            return torch.sqrt(torch.relu(x) + 1.0)
+            return torch.sin(torch.relu(x) + 1.0)
 
     path = tmp_path / "odd.onnx"
     torch.onnx.export(Odd(), (torch.randn(2, 3),), str(path), input_names=["x"], opset_version=13)
-    with pytest.raises(sf.NotSupported, match=r"odd\.onnx: node \d+ .*\(Sqrt\)"):
+    with pytest.raises(sf.NotSupported, match=r"odd\.onnx: node \d+ .*\(Sin\)"):
         sf.load_onnx(path)
+
+
+def test_sqrt_and_division_by_a_computed_value_run_as_torch(tmp_path):
+    """Sqrt and Div of run-time values (a norm and a division by it, as RMSNorm-style exports
+    write them) load and match torch."""
+    class Norm(nn.Module):
+        def forward(self, x):
+            return x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-6) + torch.sqrt(torch.relu(x))
+
+    path = tmp_path / "norm.onnx"
+    x = torch.randn(4, 7)
+    torch.onnx.export(Norm(), (x,), str(path), input_names=["x"], opset_version=13)
+    model = sf.load_onnx(path, measure=False)
+    assert "sqrt(" in model.text and "div(" in model.text, model.text
+    got = model(x=x.numpy())
+    got = got[0] if isinstance(got, (tuple, list)) else got
+    want = Norm()(x).numpy()
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+
+
+def test_max_pooling_with_ceil_mode_and_dilation_runs_as_torch(tmp_path):
+    """MaxPool (pads, ceil_mode, dilation, a stride other than the kernel) in a torch export of
+    a small CNN: loads, pools as torch does (ceil_mode's extra window on an even size)."""
+    class PoolCnn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+            self.p1 = nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True)
+            self.p2 = nn.MaxPool2d(2, stride=1, dilation=2)
+
+        def forward(self, x):
+            return self.p2(self.p1(torch.relu(self.c1(x))))
+
+    torch.manual_seed(3)
+    model, x = PoolCnn().eval(), torch.randn(2, 3, 10, 10)
+    path = tmp_path / "pool.onnx"
+    torch.onnx.export(model, (x,), str(path), input_names=["x"], opset_version=13)
+    m = sf.load_onnx(path, measure=False)
+    assert m.text.count("max_pool2d(") == 2, m.text
+    got = m(x=x.numpy())
+    got = got[0] if isinstance(got, (tuple, list)) else got
+    with torch.no_grad():
+        want = model(x).numpy()
+    assert np.asarray(got).shape == want.shape == (2, 8, 4, 4)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)

@@ -124,6 +124,44 @@ def test_tanh_gelu_is_fused_and_matches_torch(seed, density):
         assert float((erf - model.act(model.fc1(x))).abs().max()) > 1e-4
 
 
+class RmsNormMlp(nn.Module):
+    """RMSNorm as LLaMA/T5 write it (x * rsqrt(mean(x^2) + eps) * weight), a sum over a
+    dimension, and a division by a computed tensor: sqrt, div and the reductions on run-time
+    values."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(40, 64)
+        self.norm = nn.Parameter(torch.rand(64) + 0.5)
+        self.fc2 = nn.Linear(64, 24)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * self.norm
+        y = self.fc2(F.relu(h))
+        scale = torch.sqrt(y.pow(2).sum(dim=1, keepdim=True) + 1.0)
+        return y / scale, h.mean(dim=0)
+
+
+def test_rms_norm_sqrt_and_division_by_a_tensor_match_torch(seed):
+    """sqrt, rsqrt, div by a run-time tensor, mean and sum over a dimension (keepdim or not)
+    run in the graph executor and match torch; the relu's zeros still reach fc2."""
+    torch.manual_seed(seed)
+    model = RmsNormMlp()
+    with torch.no_grad():
+        model.fc2.weight.mul_(torch.rand(model.fc2.weight.shape) < 0.1)
+    x = torch.randn(9, 40) * 3
+    opt, report = sf.optimize(model, x, measure=False)
+    text = report.graph_text if hasattr(report, "graph_text") else ""
+    with torch.no_grad():
+        want = model(x)
+    got = opt(x)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        assert _close(g, w, tol=2e-5), float((g - w).abs().max())
+    assert {s.weight: s.format for s in report.steps if s.weight}["fc2.weight"] == "csr", text
+
+
 def test_pow_beyond_three_is_refused_naming_the_node():
     class Quartic(nn.Module):
         def forward(self, x):
@@ -380,3 +418,39 @@ def test_cnn_with_pruned_filters(seed):
     removed = {(r["param"], r["dim"]): r["removed"] for r in report.removed}
     assert removed == {("c1.weight", 0): 2, ("c1.bias", 0): 2, ("c2.weight", 1): 2}, removed
     assert sum("conv2d" in s.what for s in report.steps) == 3
+
+
+class _PoolCnn(nn.Module):
+    """conv, relu, max pooling with padding and ceil_mode (its last window hanging over the edge),
+    conv, max pooling with dilation and a stride other than the kernel."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.p1 = nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True)
+        self.c2 = nn.Conv2d(8, 6, 3)
+        self.p2 = nn.MaxPool2d(2, stride=1, dilation=2)
+        self.fc = nn.Linear(6 * 2 * 2, 10)
+
+    def forward(self, x):
+        y = self.p2(self.c2(self.p1(F.relu(self.c1(x)))))
+        return self.fc(torch.flatten(y, 1))
+
+
+@pytest.mark.parametrize("size", [10, 11])
+def test_max_pooling_matches_torch_and_passes_zero_channels(seed, size):
+    """max_pool2d through sf.optimize (ceil_mode adds a window on even sizes: 10 -> 6, not 5),
+    against torch; channels zeroed before the pooling are compacted away through it."""
+    torch.manual_seed(seed)
+    model = _PoolCnn().eval()
+    with torch.no_grad():
+        model.c1.weight[[1, 6]] = 0
+        model.c1.bias[[1, 6]] = 0
+    x = torch.randn(2, 3, size, size) * 2
+    opt, report = sf.optimize(model, x, measure=False, timing_runs=1)
+    assert report.graph_text.count("max_pool2d(") == 2, report.graph_text
+    with torch.no_grad():
+        want = model(x)
+    assert _close(opt(x), want, tol=1e-5), float((opt(x) - want).abs().max())
+    removed = {(r["param"], r["dim"]): r["removed"] for r in report.removed}
+    assert removed == {("c1.weight", 0): 2, ("c1.bias", 0): 2, ("c2.weight", 1): 2}, removed

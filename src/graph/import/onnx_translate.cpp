@@ -100,6 +100,7 @@ class Translator {
   ValueId slice();
   ValueId reduce();
   ValueId conv();
+  ValueId maxPool();
   ValueId batchNorm();
   ValueId clip();
 
@@ -174,8 +175,8 @@ ValueId Translator::binary() {
     return add(OpKind::kAdd, {value(0), scale(value(1), -1.0)});
   }
   if (op_ == "Mul") return add(OpKind::kMul, {value(0), value(1)});
-  if (op_ == "Div") {
-    if (d1) unsupported(where_, "a division by a value computed at run time");
+  if (op_ == "Div") {  // by a constant: a product with its reciprocal (fuses like any Mul)
+    if (d1) return add(OpKind::kDiv, {value(0), value(1)});
     return add(OpKind::kMul, {value(0), ctx_.param(reciprocal(constant(1)), "")});
   }
   if (op_ == "Max") return add(OpKind::kMaximum, {value(0), value(1)});
@@ -305,15 +306,50 @@ ValueId Translator::conv() {
   SF_CHECK_CODE(padMode == "NOTSET" || padMode == "VALID", ErrorCode::kNotSupported)
       << where_ << ": auto_pad " << padMode << " (give explicit pads)";
   SF_USER_CHECK(pads.size() == 4) << where_ << ": pads must have 4 entries for a 2-D convolution";
-  SF_CHECK_CODE(pads[0] == pads[2] && pads[1] == pads[3], ErrorCode::kNotSupported)
-      << where_ << ": asymmetric padding";
+  const bool symmetric = pads[0] == pads[2] && pads[1] == pads[3];
   Ids ops = {x, value(1)};
   if (has(2)) ops.push_back(value(2));
   return add(OpKind::kConv2d, ops,
              {{"stride", intsAttr(node_, "strides").value_or(Dims{1, 1})},
-              {"padding", Dims{pads[0], pads[1]}},
+              {"padding", symmetric ? Dims{pads[0], pads[1]} : pads},
               {"dilation", intsAttr(node_, "dilations").value_or(Dims{1, 1})},
               {"groups", intAttr(node_, "group", 1)}});
+}
+
+/// MaxPool over the last two axes of a 4-D value: kernel_shape, strides, pads (asymmetric too),
+/// dilations; ceil_mode as extra end padding (padding never wins), dropping a last window that
+/// would start in the end padding (ONNX's and torch's rule).
+ValueId Translator::maxPool() {
+  const ValueId x = value(0);
+  const Dims s = shape(x);
+  SF_CHECK_CODE(s.size() == 4, ErrorCode::kNotSupported)
+      << where_ << ": only 2-D max pooling (a 4-D input) runs";
+  const std::optional<Dims> kernel = intsAttr(node_, "kernel_shape");
+  SF_USER_CHECK(kernel && kernel->size() == 2) << where_ << ": kernel_shape must have 2 entries";
+  const onnx::AttributeProto* autoPad = findAttr(node_, "auto_pad");
+  const std::string padMode = autoPad ? autoPad->s() : "NOTSET";
+  SF_CHECK_CODE(padMode == "NOTSET" || padMode == "VALID", ErrorCode::kNotSupported)
+      << where_ << ": auto_pad " << padMode << " (give explicit pads)";
+  Dims pads = intsAttr(node_, "pads").value_or(Dims{0, 0, 0, 0});
+  if (padMode == "VALID") pads = {0, 0, 0, 0};
+  SF_USER_CHECK(pads.size() == 4) << where_ << ": pads must have 4 entries for 2-D pooling";
+  const Dims strides = intsAttr(node_, "strides").value_or(Dims{1, 1});
+  const Dims dilations = intsAttr(node_, "dilations").value_or(Dims{1, 1});
+  SF_USER_CHECK(strides.size() == 2 && dilations.size() == 2 && strides[0] > 0 && strides[1] > 0)
+      << where_ << ": strides and dilations must have 2 entries";
+  if (intAttr(node_, "ceil_mode", 0) != 0) {
+    for (size_t d = 0; d < 2; ++d) {
+      const int64_t span = dilations[d] * ((*kernel)[d] - 1) + 1;
+      const int64_t padded = s[2 + d] + pads[d] + pads[2 + d];
+      if (padded < span) continue;  // the shape check reports it
+      int64_t out = (padded - span + strides[d] - 1) / strides[d] + 1;
+      if ((out - 1) * strides[d] >= s[2 + d] + pads[d]) --out;
+      pads[2 + d] += std::max<int64_t>(0, (out - 1) * strides[d] + span - padded);
+    }
+  }
+  return add(
+      OpKind::kMaxPool2d, {x},
+      {{"kernel", *kernel}, {"stride", strides}, {"padding", pads}, {"dilation", dilations}});
 }
 
 ValueId Translator::batchNorm() {
@@ -359,6 +395,8 @@ ValueId Translator::run() {
   }
   if (op_ == "Relu") return add(OpKind::kRelu, {value(0)});
   if (op_ == "Tanh") return add(OpKind::kTanh, {value(0)});
+  if (op_ == "Sqrt") return add(OpKind::kSqrt, {value(0)});
+  if (op_ == "Reciprocal") return add(OpKind::kDiv, {ctx_.scalar(1.0), value(0)});
   if (op_ == "Neg") return scale(value(0), -1.0);
   if (op_ == "Identity" || op_ == "Dropout") return value(0);
   if (op_ == "Cast") {
@@ -454,6 +492,7 @@ ValueId Translator::run() {
   }
   if (op_.rfind("Reduce", 0) == 0) return reduce();
   if (op_ == "Conv") return conv();
+  if (op_ == "MaxPool") return maxPool();
   if (op_ == "BatchNormalization") return batchNorm();
   if (op_ == "Clip") return clip();
   if (op_ == "GlobalAveragePool") {

@@ -87,6 +87,7 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
       break;
     case OpKind::kAdd:
     case OpKind::kMul:
+    case OpKind::kDiv:
     case OpKind::kBiasAdd:
     case OpKind::kMinimum:
     case OpKind::kMaximum:
@@ -102,6 +103,7 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
     case OpKind::kGeluTanh:
     case OpKind::kSilu:
     case OpKind::kTanh:
+    case OpKind::kSqrt:
       for (int64_t d = 0; d < rank; ++d) dims.link(v, d, in(0), d);
       break;
     case OpKind::kSoftmax:
@@ -152,6 +154,14 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
       }
       break;
     }
+    case OpKind::kMaxPool2d:  // x [N, C, H, W] -> [N, C, Ho, Wo]: images and channels pass
+      dims.link(v, 0, in(0), 0);
+      dims.link(v, 1, in(0), 1);
+      for (int64_t d = 2; d < 4; ++d) {
+        dims.pin(v, d);
+        dims.pin(in(0), d);
+      }
+      break;
     case OpKind::kEmbedding:  // table [V, D], ids [...] -> [..., D]
       dims.link(v, rank - 1, in(0), 1);
       dims.pin(in(0), 0);

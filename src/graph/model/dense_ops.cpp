@@ -278,6 +278,40 @@ DenseValue<T> conv2d(const Node& node, const Shape& shape, const DenseValue<T>& 
   return out;
 }
 
+/// Max pooling: every (image, channel) plane in parallel; padded positions never win (-inf).
+template <typename T>
+DenseValue<T> maxPool2d(const Node& node, const Shape& shape, const DenseValue<T>& x) {
+  DenseValue<T> out = zeros<T>(shape);
+  const Shape kernel = listAttr(node, "kernel"), stride = listAttr(node, "stride");
+  const Shape pad = listAttr(node, "padding"), dil = listAttr(node, "dilation");
+  const int64_t planes = x.shape[0] * x.shape[1], h = x.shape[2], w = x.shape[3];
+  const int64_t ho = shape[2], wo = shape[3];
+#pragma omp parallel for schedule(static) if (planes * ho * wo * kernel[0] * kernel[1] > 1000000)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T* xin = x.data.data() + plane * h * w;
+    T* y = out.data.data() + plane * ho * wo;
+    for (int64_t yi = 0; yi < ho; ++yi) {
+      for (int64_t yj = 0; yj < wo; ++yj) {
+        T best = -std::numeric_limits<T>::infinity();
+        bool nan = false;
+        for (int64_t r = 0; r < kernel[0]; ++r) {
+          const int64_t xi = yi * stride[0] - pad[0] + r * dil[0];
+          if (xi < 0 || xi >= h) continue;
+          for (int64_t s = 0; s < kernel[1]; ++s) {
+            const int64_t xj = yj * stride[1] - pad[1] + s * dil[1];
+            if (xj < 0 || xj >= w) continue;
+            const T v = xin[xi * w + xj];
+            nan = nan || std::isnan(v);  // NaN propagates, as torch's max_pool2d
+            best = std::max(best, v);
+          }
+        }
+        y[yi * wo + yj] = nan ? std::numeric_limits<T>::quiet_NaN() : best;
+      }
+    }
+  }
+  return out;
+}
+
 template <typename T>
 DenseValue<T> embedding(const Graph& graph, const Node& node, const Shape& shape,
                         const DenseValue<T>& table, const DenseValue<T>& ids) {
@@ -313,6 +347,8 @@ DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
       return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) { return a + b; });
     case OpKind::kMul:
       return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) { return a * b; });
+    case OpKind::kDiv:  // IEEE: x / 0 is ±inf, 0 / 0 NaN, as torch.div
+      return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) { return a / b; });
     case OpKind::kMinimum:  // NaN-propagating, like torch.minimum
       return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) {
         return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN()
@@ -328,6 +364,7 @@ DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
     case OpKind::kGeluTanh: return unary(x, [](T v) { return ew::GeluTanh<T>(v); });
     case OpKind::kSilu: return unary(x, [](T v) { return ew::Silu<T>(v); });
     case OpKind::kTanh: return unary(x, [](T v) { return std::tanh(v); });
+    case OpKind::kSqrt: return unary(x, [](T v) { return std::sqrt(v); });  // NaN below 0
     case OpKind::kSoftmax: return softmax(x, intAttr(node, "axis"));
     case OpKind::kLayerNorm:
       return layerNorm(x, operands.size() > 1 ? operands[1] : nullptr,
@@ -355,6 +392,7 @@ DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
     case OpKind::kEmbedding: return embedding(graph, node, shape, x, *operands.at(1));
     case OpKind::kConv2d:
       return conv2d(node, shape, x, *operands.at(1), operands.size() > 2 ? operands[2] : nullptr);
+    case OpKind::kMaxPool2d: return maxPool2d(node, shape, x);
     case OpKind::kReduceSum: return reduce(shape, x, intAttr(node, "axis"), false);
     case OpKind::kReduceMax: return reduce(shape, x, intAttr(node, "axis"), true);
   }
@@ -405,6 +443,7 @@ bool evaluateInPlace(const Node& node, DenseValue<T>& target,
     case OpKind::kAdd:
     case OpKind::kBiasAdd: return binaryInPlace([](T a, T b) { return a + b; });
     case OpKind::kMul: return binaryInPlace([](T a, T b) { return a * b; });
+    case OpKind::kDiv: return binaryInPlace([](T a, T b) { return a / b; });
     case OpKind::kMinimum: return binaryInPlace(nanMin);
     case OpKind::kMaximum: return binaryInPlace(nanMax);
     case OpKind::kRelu: return unaryInPlace([](T v) { return ew::Relu<T>(v); });
@@ -412,6 +451,7 @@ bool evaluateInPlace(const Node& node, DenseValue<T>& target,
     case OpKind::kGeluTanh: return unaryInPlace([](T v) { return ew::GeluTanh<T>(v); });
     case OpKind::kSilu: return unaryInPlace([](T v) { return ew::Silu<T>(v); });
     case OpKind::kTanh: return unaryInPlace([](T v) { return std::tanh(v); });
+    case OpKind::kSqrt: return unaryInPlace([](T v) { return std::sqrt(v); });
     default: return false;
   }
 }

@@ -179,6 +179,55 @@ output %2
 
 // The Graph Challenge's clip at 32: minimum keeps a zero of x where the other operand is never
 // negative (and zeros common to both), maximum only the common zeros; bounds combine.
+TEST(GraphRules, DivKeepsTheNumeratorsZerosOnly) {
+  // a / b: a's zero column 1 stays zero, b's zero column 4 does not (x / 0 is inf); positive
+  // over a positive denominator. Backward: the quotient's dead column 5 is dead in both, and b
+  // is dead where a is zero (the quotient is zero there whatever b holds), not the reverse.
+  const Graph g = propagated(R"(%0 = input "a" : f32[4, 6] {zero@1=[1], ge=0}
+%1 = param "b" : f32[6] {zero@0=[4], ge=0.5}
+%2 = div(%0, %1)
+%3 = slice(%2, axis=1, start=0, end=5)
+output %3
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@1=[1], dead@1=[5], ge=0}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@1=[1], dead@1=[5], ge=0}");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[4], dead@0=[1, 5], ge=0.5}");
+  // b over a: b's zeros are the quotient's; a negative numerator bound gives none.
+  const Graph h = propagated(R"(%0 = input "a" : f32[4, 6] {zero@1=[1]}
+%1 = param "b" : f32[6] {zero@0=[4], ge=-1}
+%2 = div(%1, %0)
+output %2
+)");
+  EXPECT_EQ(tesaOf(h, 2), "{zero@1=[4]}");
+  EXPECT_EQ(tesaOf(h, 0), "{zero@1=[1], dead@1=[4]}");
+}
+
+TEST(GraphRules, SqrtKeepsZerosAndIsNonNegative) {
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 6] {zero@0=[2]}
+%1 = sqrt(%0)
+%2 = input "p" : f32[4, 6] {ge=4}
+%3 = sqrt(%2)
+%4 = slice(%1, axis=0, start=0, end=3)
+output %4, %3
+)");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[2], dead@0=[3], ge=0}");
+  EXPECT_EQ(tesaOf(g, 3), "{ge=2}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@0=[2], dead@0=[3]}");
+}
+
+TEST(GraphRules, MaxPoolKeepsZeroImagesAndChannelsAndPassesDeadOnes) {
+  // Channel 2 and image 1 all zero pool to zeros (padding never wins); the bound holds; the
+  // spatial facts are dropped. Channel 3 dead after the pooling is dead before it.
+  const Graph g =
+      propagated(R"(%0 = input "x" : f32[2, 4, 6, 6] {zero@0=[1], zero@1=[2], zero@3=[5], ge=-1}
+%1 = max_pool2d(%0, kernel=[3, 3], stride=[2, 2], padding=[1, 1, 1, 1])
+%2 = slice(%1, axis=1, start=0, end=3)
+output %2
+)");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@0=[1], zero@1=[2], dead@1=[3], ge=-1}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@0=[1], zero@1=[2], zero@3=[5], dead@1=[3], ge=-1}");
+}
+
 TEST(GraphRules, MinimumAndMaximumKeepWhatTheirBoundsAllow) {
   const Graph g = propagated(R"(%0 = input "x" : f32[3, 6] {zero@1=[1, 2]}
 %1 = relu(%0)

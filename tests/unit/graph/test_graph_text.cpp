@@ -174,6 +174,21 @@ TEST(GraphText, BuilderErrorsNameOperatorValueAndPosition) {
                     ErrorCode::kInvalidArgument),
             "<graph>:3:6: add %2: %0 (input 'x') and %1 (input 'y') do not broadcast: extents 3 "
             "and 4 at dim 0 of the result");
+  const char* image = "%0 = input \"x\" : f32[1, 2, 5, 5]\n";
+  EXPECT_EQ(errorOf(std::string(image) + "%1 = max_pool2d(%0, kernel=[2, 2], padding=[1, 1, 1])",
+                    ErrorCode::kInvalidArgument),
+            "<graph>:2:6: max_pool2d %1: padding must be 4 integers of at least 0");
+  EXPECT_EQ(errorOf(std::string(image) + "%1 = max_pool2d(%0, kernel=[3, 3], padding=[3, 0, 0, 0])",
+                    ErrorCode::kInvalidArgument),
+            "<graph>:2:6: max_pool2d %1: padding 3/0 would make windows of padding only along "
+            "dim 2");
+  EXPECT_EQ(errorOf(std::string(image) + "%1 = max_pool2d(%0, stride=[1, 1])",
+                    ErrorCode::kInvalidArgument),
+            "<graph>:2:6: max_pool2d %1: max_pool2d needs kernel=[kh, kw]");
+  EXPECT_EQ(errorOf(std::string(image) + "%1 = max_pool2d(%0, kernel=[7, 2])",
+                    ErrorCode::kInvalidArgument),
+            "<graph>:2:6: max_pool2d %1: the window (7 with dilation) is larger than the padded "
+            "input (5) along dim 2");
   EXPECT_EQ(errorOf("%0 = input \"x\" : f32[3]\n%1 = relu(%0, %0)", ErrorCode::kInvalidArgument),
             "<graph>:2:6: relu %1: takes 1 operands, got 2");
   EXPECT_EQ(

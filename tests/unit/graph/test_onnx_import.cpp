@@ -404,20 +404,137 @@ TEST(OnnxImport, TanhGeluInBothSpellingsIsFoundAgain) {
   EXPECT_NE(plain.find(" tanh("), std::string::npos) << plain;
 }
 
-// A pattern whose inner value has another reader is not taken: the model is then translated
-// operator by operator and stops at the first one the graph IR cannot run (Sqrt of a run-time
-// value), naming the node.
+// RMSNorm as exporters write it for T5/LLaMA-style models (Pow 2, ReduceMean, Add eps, Sqrt,
+// Reciprocal, Mul, Mul by the weight) and a division by a computed value (x / Sqrt(1 + x^2)):
+// sqrt and div on run-time values, against float64.
+TEST(OnnxImport, RmsNormSqrtReciprocalAndDivisionByAComputedValueMatchFloat64) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t rows = 5, width = 12;
+  const auto weight = randomValues(width, rng);
+  OnnxBuilder b;
+  b.input("x", {rows, width});
+  b.floats("norm.weight", {width}, weight);
+  b.scalar("two", 2.0);
+  b.node("Pow", {"x", "two"}, "sq");
+  OnnxBuilder::intsAttr(b.node("ReduceMean", {"sq"}, "ms"), "axes", {-1});
+  b.scalar("eps", 1e-6);
+  b.node("Add", {"ms", "eps"}, "mse");
+  b.node("Sqrt", {"mse"}, "rms");
+  b.node("Reciprocal", {"rms"}, "inv");
+  b.node("Mul", {"x", "inv"}, "n0");
+  b.node("Mul", {"n0", "norm.weight"}, "n");
+  b.node("Pow", {"n", "two"}, "n2");
+  b.scalar("one", 1.0);
+  b.node("Add", {"n2", "one"}, "n3");
+  b.node("Sqrt", {"n3"}, "n4");
+  b.node("Div", {"n", "n4"}, "y");
+  b.output("y");
+  const Model m = b.import();
+  const std::string text = print(m.graph);
+  for (const char* op : {"sqrt(", "div("}) {
+    EXPECT_NE(text.find(op), std::string::npos) << op << "\n" << text;
+  }
+  const auto x = randomValues(rows * width, rng);
+  std::vector<double> want(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double ms = 0;
+    for (int64_t j = 0; j < width; ++j)
+      ms += x[static_cast<size_t>(r * width + j)] * x[static_cast<size_t>(r * width + j)];
+    const double inv = 1.0 / std::sqrt(static_cast<double>(static_cast<float>(ms / width)) +
+                                       static_cast<double>(static_cast<float>(1e-6)));
+    for (int64_t j = 0; j < width; ++j) {
+      const double n = x[static_cast<size_t>(r * width + j)] * inv * weight[static_cast<size_t>(j)];
+      want[static_cast<size_t>(r * width + j)] = n / std::sqrt(n * n + 1.0);
+    }
+  }
+  expectNear(run(m, {{"x", {{rows, width}, std::vector<float>(x.begin(), x.end())}}}), want);
+}
+
+// Conv with asymmetric pads (as exporters write "same" padding for even kernels) and MaxPool with
+// asymmetric pads and ceil_mode, against float64 loops over the padded input.
+TEST(OnnxImport, AsymmetricPadsInConvAndMaxPoolMatchFloat64) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t c = 2, h = 5, w = 6, o = 3, kh = 2, kw = 3;
+  const Dims convPads = {0, 1, 1, 0};  // top, left, bottom, right
+  const Dims poolPads = {1, 0, 0, 0};  // W: 5 wide unpadded, ceil_mode's third window
+  const auto weight = randomValues(o * c * kh * kw, rng);
+  OnnxBuilder b;
+  b.input("x", {1, c, h, w});
+  b.floats("conv.weight", {o, c, kh, kw}, weight);
+  OnnxBuilder::intsAttr(b.node("Conv", {"x", "conv.weight"}, "y"), "pads", convPads);
+  onnx::NodeProto* pool = b.node("MaxPool", {"y"}, "z");
+  OnnxBuilder::intsAttr(pool, "kernel_shape", {2, 2});
+  OnnxBuilder::intsAttr(pool, "strides", {2, 2});
+  OnnxBuilder::intsAttr(pool, "pads", poolPads);
+  OnnxBuilder::intAttr(pool, "ceil_mode", 1);
+  b.output("z");
+  const Model m = b.import();
+  const std::string text = print(m.graph);
+  EXPECT_NE(text.find("padding=[0, 1, 1, 0]"), std::string::npos) << text;
+  EXPECT_NE(text.find("max_pool2d("), std::string::npos) << text;
+
+  const auto x = randomValues(c * h * w, rng);
+  // Conv: output (h + 0 + 1 - 2 + 1) x (w + 1 + 0 - 3 + 1) = 5 x 5.
+  const int64_t ho = h + convPads[0] + convPads[2] - kh + 1,
+                wo = w + convPads[1] + convPads[3] - kw + 1;
+  std::vector<double> y(static_cast<size_t>(o * ho * wo), 0.0);
+  for (int64_t oc = 0; oc < o; ++oc) {
+    for (int64_t i = 0; i < ho; ++i) {
+      for (int64_t j = 0; j < wo; ++j) {
+        double sum = 0;
+        for (int64_t ci = 0; ci < c; ++ci) {
+          for (int64_t r = 0; r < kh; ++r) {
+            for (int64_t s = 0; s < kw; ++s) {
+              const int64_t xi = i + r - convPads[0], xj = j + s - convPads[1];
+              if (xi < 0 || xi >= h || xj < 0 || xj >= w) continue;
+              sum += weight[static_cast<size_t>(((oc * c + ci) * kh + r) * kw + s)] *
+                     x[static_cast<size_t>((ci * h + xi) * w + xj)];
+            }
+          }
+        }
+        y[static_cast<size_t>((oc * ho + i) * wo + j)] = sum;
+      }
+    }
+  }
+  // MaxPool 2x2 stride 2 on 5x5 with pad top 1 and ceil_mode: 3 x 3 (2 windows along W
+  // without ceil_mode; its third starts at column 4, inside the input).
+  const int64_t po = 3;
+  std::vector<double> want;
+  for (int64_t oc = 0; oc < o; ++oc) {
+    for (int64_t i = 0; i < po; ++i) {
+      for (int64_t j = 0; j < po; ++j) {
+        double best = -HUGE_VAL;
+        for (int64_t r = 0; r < 2; ++r) {
+          for (int64_t s = 0; s < 2; ++s) {
+            const int64_t yi = 2 * i + r - poolPads[0], yj = 2 * j + s - poolPads[1];
+            if (yi < 0 || yi >= ho || yj < 0 || yj >= wo) continue;
+            best = std::max(best, y[static_cast<size_t>((oc * ho + yi) * wo + yj)]);
+          }
+        }
+        want.push_back(best);
+      }
+    }
+  }
+  expectNear(run(m, {{"x", {{1, c, h, w}, std::vector<float>(x.begin(), x.end())}}}), want);
+}
+
+// A model is translated operator by operator and stops at the first one the graph IR cannot run
+// (Sin), naming the node.
 TEST(OnnxImport, UnsupportedOperatorNamesTheNode) {
   OnnxBuilder b;
   b.input("x", {2, 3});
-  b.node("Sqrt", {"x"}, "y", "/block/Sqrt");
+  b.node("Sin", {"x"}, "y", "/block/Sin");
   b.output("y");
   try {
     b.import();
     FAIL() << "imported";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kNotSupported);
-    EXPECT_NE(std::string(e.what()).find("test.onnx: node 0 \"/block/Sqrt\" (Sqrt)"),
+    EXPECT_NE(std::string(e.what()).find("test.onnx: node 0 \"/block/Sin\" (Sin)"),
               std::string::npos)
         << e.what();
   }
@@ -451,14 +568,13 @@ TEST(OnnxImport, BadModelsGetErrorsNamingTheCulprit) {
   wrong.inputShapes = {{"x", {2, 5}}};
   EXPECT_NE(message([&] { sym.import(wrong); }).find("extent 1 is 4 in the model, 5 as given"),
             std::string::npos);
-  // A division by a run-time value.
-  OnnxBuilder div;
-  div.input("x", {2, 2});
-  div.node("Div", {"x", "x"}, "y", "/Div");
-  div.output("y");
-  EXPECT_NE(
-      message([&] { div.import(); }).find("(Div): a division by a value computed at run time"),
-      std::string::npos);
+  // A power by a run-time exponent.
+  OnnxBuilder pow;
+  pow.input("x", {2, 2});
+  pow.node("Pow", {"x", "x"}, "y", "/Pow");
+  pow.output("y");
+  EXPECT_NE(message([&] { pow.import(); }).find("(Pow): Pow by a tensor exponent"),
+            std::string::npos);
   // An operator of another domain.
   OnnxBuilder custom;
   custom.input("x", {2, 2});
