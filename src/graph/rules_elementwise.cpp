@@ -3,6 +3,7 @@
 // their bounds allow, and the activations and sqrt (all with f(0) = 0) keep every zero and bound
 // the values from below.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "graph/rules.h"
@@ -54,16 +55,17 @@ Tesa addForward(const RuleContext& ctx) {
   return t;
 }
 
-/// Result slices go to the operand dimensions that are not broadcast; for mul (`byZeros`), so do
-/// the slices multiplied only by zeros of the other operand.
-std::vector<SliceSets> broadcastBackward(const RuleContext& ctx, bool byZeros) {
+/// Result slices go to the operand dimensions that are not broadcast; operand i also gets the
+/// slices where the other operand is zero when `zerosOfOther[i]` (a product, or the denominator
+/// of a quotient, is then multiplied by zeros only).
+std::vector<SliceSets> broadcastBackward(const RuleContext& ctx, std::array<bool, 2> zerosOfOther) {
   std::vector<SliceSets> out(2);
   for (size_t i = 0; i < 2; ++i) {
     for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
       const int64_t od = broadcastDim(ctx.operand(i).type, ctx.node.type, d);
       if (od < 0) continue;
       IndexSet dead = slicesAt(ctx.node.tesa.dead, d);
-      if (byZeros) dead = unite(dead, broadcastZeros(ctx.operand(1 - i), ctx.node.type, d));
+      if (zerosOfOther[i]) dead = unite(dead, broadcastZeros(ctx.operand(1 - i), ctx.node.type, d));
       setSlices(out[i], od, std::move(dead));
     }
   }
@@ -71,10 +73,10 @@ std::vector<SliceSets> broadcastBackward(const RuleContext& ctx, bool byZeros) {
 }
 
 std::vector<SliceSets> addBackward(const RuleContext& ctx) {
-  return broadcastBackward(ctx, false);
+  return broadcastBackward(ctx, {false, false});
 }
 std::vector<SliceSets> mulBackward(const RuleContext& ctx) {
-  return broadcastBackward(ctx, true);
+  return broadcastBackward(ctx, {true, true});
 }
 
 Tesa mulForward(const RuleContext& ctx) {
@@ -174,17 +176,7 @@ Tesa divForward(const RuleContext& ctx) {
 /// zero whatever the denominator, so those slices of the denominator are dead too (not the
 /// reverse: x / 0 is not zero).
 std::vector<SliceSets> divBackward(const RuleContext& ctx) {
-  std::vector<SliceSets> out(2);
-  for (size_t i = 0; i < 2; ++i) {
-    for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
-      const int64_t od = broadcastDim(ctx.operand(i).type, ctx.node.type, d);
-      if (od < 0) continue;
-      IndexSet dead = slicesAt(ctx.node.tesa.dead, d);
-      if (i == 1) dead = unite(dead, broadcastZeros(ctx.operand(0), ctx.node.type, d));
-      setSlices(out[i], od, std::move(dead));
-    }
-  }
-  return out;
+  return broadcastBackward(ctx, {false, true});
 }
 
 /// sqrt keeps every zero (sqrt(0) = 0) and is never negative (NaN below 0); increasing, so a

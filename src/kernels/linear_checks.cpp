@@ -42,15 +42,28 @@ bool checkLinearForward(const void* x, DType type, DType weightType, int64_t bat
   return true;
 }
 
-GemmArgs linearArgs(const void* x, DType type, int64_t batch, void* y,
-                    const std::vector<float>& bias, const Epilogue& epilogue) {
+LinearBias linearBias(const LayerBias& bias, DType weights, const Epilogue& epilogue,
+                      int64_t outFeatures) {
+  checkLinearBias(epilogue, bias.size(), outFeatures);
+  LinearBias kept;
+  if (weights == DType::kF64) {
+    kept.f64 = bias.asDouble();
+  } else {
+    kept.f32 = bias.asFloat();
+  }
+  return kept;
+}
+
+GemmArgs linearArgs(const void* x, DType type, int64_t batch, void* y, const LinearBias& bias,
+                    const Epilogue& epilogue) {
   GemmArgs args;
   args.x = x;
   args.xType = type;
   args.batch = batch;
   args.y = y;
   args.yType = type;
-  args.bias = bias.empty() ? nullptr : bias.data();
+  args.bias = bias.f32.empty() ? nullptr : bias.f32.data();
+  args.biasF64 = bias.f64.empty() ? nullptr : bias.f64.data();
   args.activation = epilogue.activation;
   return args;
 }

@@ -9,6 +9,7 @@
 #include "kernels/gemm_args.h"
 #include "sparseflow/dtype.h"
 #include "sparseflow/epilogue.h"
+#include "sparseflow/layer_bias.h"
 #include "sparseflow/tensor.h"
 
 namespace sparseflow::kernels {
@@ -34,10 +35,22 @@ int32_t linearThreads(int32_t requested);
 bool checkLinearForward(const void* x, DType type, DType weightType, int64_t batch,
                         int64_t outFeatures, const void* y);
 
-/// The GEMM operands of a raw forward: y in x's dtype, the bias (null when empty) and the
-/// epilogue's activation.
-GemmArgs linearArgs(const void* x, DType type, int64_t batch, void* y,
-                    const std::vector<float>& bias, const Epilogue& epilogue);
+/// A layer's bias in its accumulation type: f32 for f32, bf16 and f16 weights, f64 for f64
+/// weights (the other one empty).
+struct LinearBias {
+  std::vector<float> f32;
+  std::vector<double> f64;
+};
+
+/// `bias` checked against the epilogue and out_features (checkLinearBias) and kept in the
+/// accumulation type of `weights`.
+LinearBias linearBias(const LayerBias& bias, DType weights, const Epilogue& epilogue,
+                      int64_t outFeatures);
+
+/// The GEMM operands of a raw forward: y in x's dtype, the bias (args.bias or args.biasF64, null
+/// when empty) and the epilogue's activation.
+GemmArgs linearArgs(const void* x, DType type, int64_t batch, void* y, const LinearBias& bias,
+                    const Epilogue& epilogue);
 
 /// The Tensor forward: checks x (dense row-major, batch × inFeatures), allocates y (batch ×
 /// outFeatures, x's dtype) and calls `raw(x, type, batch, y)`.

@@ -11,8 +11,7 @@ namespace sparseflow {
 
 struct NMLinear::Impl {
   Tensor weights;  // kept to repack if the dispatched target changes (tests switch targets)
-  std::vector<float> bias;      // f32, bf16 and f16 weights
-  std::vector<double> biasF64;  // f64 weights (accumulated in f64)
+  kernels::LinearBias bias;  // in the accumulation type (f64 for f64 weights)
   Epilogue epilogue;
   int32_t threads = 1;
   kernels::PackedForTarget<kernels::PackedNMWeights> packed;
@@ -31,12 +30,7 @@ NMLinear::NMLinear(const Tensor& weights, LayerBias bias, Epilogue epilogue,
     : impl_(std::make_unique<Impl>()) {
   impl_->weights = weights;
   (void)impl_->packedNow();  // checks the format and dtype
-  kernels::checkLinearBias(epilogue, bias.size(), weights.shape()[0]);
-  if (impl_->f64()) {
-    impl_->biasF64 = bias.asDouble();
-  } else {
-    impl_->bias = bias.asFloat();
-  }
+  impl_->bias = kernels::linearBias(bias, weights.dtype(), epilogue, weights.shape()[0]);
   impl_->epilogue = epilogue;
   impl_->threads = kernels::linearThreads(options.threads);
 }
@@ -84,7 +78,6 @@ void NMLinear::forward(const void* x, DType type, int64_t batch, void* y) const 
   const kernels::PackedNMWeights& packed = impl_->packedNow();
   kernels::GemmArgs args = kernels::linearArgs(x, type, batch, y, impl_->bias, impl_->epilogue);
   if (impl_->f64()) {
-    if (!impl_->biasF64.empty()) args.biasF64 = impl_->biasF64.data();
     kernels::runNMGemmF64(packed, args,
                           kernels::chooseNMGemmF64Plan(packed, batch, impl_->threads));
   } else {

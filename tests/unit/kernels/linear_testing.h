@@ -52,22 +52,13 @@ inline std::string describe(const LinearCase& c) {
          " w " + dtypeName(c.wType) + " x " + dtypeName(c.xType) + " " + c.epilogue.toString();
 }
 
-/// out values in [-0.5, 0.5) in f64 (most not representable in f32) when the epilogue takes a
-/// bias, else none: for layers with f64 weights, whose bias must not be rounded to f32.
-inline std::vector<double> randomBiasF64(const LinearCase& c, std::mt19937_64& rng) {
-  std::vector<double> bias;
+/// out values in [-0.5, 0.5) of type T when the epilogue takes a bias, else none (T = double:
+/// values f32 cannot hold, for layers with f64 weights, which must not round them).
+template <typename T = float>
+std::vector<T> randomBias(const LinearCase& c, std::mt19937_64& rng) {
+  std::vector<T> bias;
   if (c.epilogue.bias) {
-    std::uniform_real_distribution<double> value(-0.5, 0.5);
-    for (int64_t o = 0; o < c.out; ++o) bias.push_back(value(rng));
-  }
-  return bias;
-}
-
-/// out values in [-0.5, 0.5) when the epilogue takes a bias, else none.
-inline std::vector<float> randomBias(const LinearCase& c, std::mt19937_64& rng) {
-  std::vector<float> bias;
-  if (c.epilogue.bias) {
-    std::uniform_real_distribution<float> value(-0.5f, 0.5f);
+    std::uniform_real_distribution<T> value(T(-0.5), T(0.5));
     for (int64_t o = 0; o < c.out; ++o) bias.push_back(value(rng));
   }
   return bias;
@@ -112,6 +103,24 @@ void checkAgainstReference(const LinearCase& c, const std::vector<double>& w,
     }
   }
   EXPECT_EQ(bad, 0);
+}
+
+/// Builds a `Layer` (DenseLinear, NMLinear) of `weights` (exact values `w`) with `threads` and
+/// a random bias (f64 for f64 weights) and checks one forward against float64.
+template <class Layer, class Options>
+void checkLayer(const LinearCase& c, const Tensor& weights, const std::vector<double>& w,
+                std::mt19937_64& rng, int32_t threads) {
+  const auto run = [&](const auto& bias) {
+    const Layer layer(weights, bias, c.epilogue, Options{threads});
+    SCOPED_TRACE(layer.describe(c.batch));
+    checkAgainstReference(c, w, bias, rng,
+                          [&](const void* x, void* y) { layer.forward(x, c.xType, c.batch, y); });
+  };
+  if (c.wType == DType::kF64) {
+    run(randomBias<double>(c, rng));
+  } else {
+    run(randomBias<float>(c, rng));
+  }
 }
 
 /// Puts NaN, +inf and -inf into a few of the stored (nonzero) weights of w (out × in).

@@ -14,10 +14,8 @@
 namespace sparseflow {
 namespace {
 
-using testing::checkAgainstReference;
 using testing::expectError;
 using testing::kLinearBatches;
-using testing::randomBias;
 using testing::randomDense;
 using Case = testing::LinearCase;
 
@@ -26,18 +24,7 @@ void checkCase(const Case& c, std::mt19937_64& rng, int32_t threads = 0) {
   SCOPED_TRACE(testing::describe(c));
   const std::vector<double> w = randomDense(c.out * c.in, c.wType, rng).second;
   const Tensor weights = fromDense({c.out, c.in}, w.data(), Format::parse("dense", 2), c.wType);
-  const auto run = [&](const auto& bias) {
-    const DenseLinear layer(weights, bias, c.epilogue, DenseLinearOptions{threads});
-    SCOPED_TRACE(layer.describe(c.batch));
-    checkAgainstReference(c, w, bias, rng,
-                          [&](const void* x, void* y) { layer.forward(x, c.xType, c.batch, y); });
-  };
-  // f64 weights: a bias in f64 that f32 cannot hold, which the layer must not round.
-  if (c.wType == DType::kF64) {
-    run(testing::randomBiasF64(c, rng));
-  } else {
-    run(randomBias(c, rng));
-  }
+  testing::checkLayer<DenseLinear, DenseLinearOptions>(c, weights, w, rng, threads);
 }
 
 /// Every dtype × x dtype × epilogue × batch on `out` × `in` (the full cross product when

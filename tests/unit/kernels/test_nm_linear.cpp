@@ -38,11 +38,8 @@ std::vector<double> random24(int64_t out, int64_t in, DType dtype, std::mt19937_
   return w;
 }
 
-using testing::checkAgainstReference;
 using testing::expectError;
 using testing::kLinearBatches;
-using testing::randomBias;
-using testing::randomDense;
 using Case = testing::LinearCase;
 
 /// Runs one case through NMLinear on fresh random x and compares with float64.
@@ -50,18 +47,7 @@ void checkCase(const Case& c, std::mt19937_64& rng, int32_t threads = 0) {
   SCOPED_TRACE(testing::describe(c));
   const std::vector<double> w = random24(c.out, c.in, c.wType, rng);
   const Tensor weights = fromDense({c.out, c.in}, w.data(), Format::parse("2:4", 2), c.wType);
-  const auto run = [&](const auto& bias) {
-    const NMLinear layer(weights, bias, c.epilogue, NMLinearOptions{threads});
-    SCOPED_TRACE(layer.describe(c.batch));
-    checkAgainstReference(c, w, bias, rng,
-                          [&](const void* x, void* y) { layer.forward(x, c.xType, c.batch, y); });
-  };
-  // f64 weights: a bias in f64 that f32 cannot hold, which the layer must not round.
-  if (c.wType == DType::kF64) {
-    run(testing::randomBiasF64(c, rng));
-  } else {
-    run(randomBias(c, rng));
-  }
+  testing::checkLayer<NMLinear, NMLinearOptions>(c, weights, w, rng, threads);
 }
 
 template <typename F>
