@@ -1,7 +1,8 @@
 """Writes the small ONNX models of this folder (torch.onnx.export from Debian's torch 1.13; random
 weights from a fixed seed): a tiny BERT (transformers' BertModel, hidden 8, one layer, two heads)
-at opsets 13 (layer norm and GELU decomposed) and 17 (LayerNormalization), an MLP with GELU, and
-a CNN with batch norm kept as an operator. Used by tests/unit/graph/test_onnx_import.cpp and as
+at opsets 13 (layer norm and GELU decomposed) and 17 (LayerNormalization), an MLP with GELU, a
+CNN with batch norm kept as an operator, a CNN with max pooling (pads, ceil_mode, dilation) and
+an RMSNorm block (Pow, ReduceMean, Sqrt, Div by a computed value). Used by tests/unit/graph/test_onnx_import.cpp and as
 the seeds of tests/fuzz/fuzz_onnx.cpp. Run from the project root: .venv/bin/python
 data/onnx/make_samples.py"""
 
@@ -37,6 +38,36 @@ class Cnn(nn.Module):
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(y, 1), 1))
 
 
+class PoolCnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(2, 4, 3, padding=1)
+        self.p1 = nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True)
+        self.p2 = nn.MaxPool2d(2, stride=1, dilation=2)
+
+    def forward(self, x):
+        return self.p2(self.p1(torch.relu(self.c(x))))
+
+
+class RmsNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 8)
+        self.weight = nn.Parameter(torch.rand(8) + 0.5)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return h / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+
+def write_pool_and_norm():
+    torch.manual_seed(1)
+    torch.onnx.export(PoolCnn().eval(), (torch.randn(1, 2, 6, 6),), str(OUT / "cnn_maxpool.onnx"),
+                      input_names=["x"], opset_version=13)
+    torch.onnx.export(RmsNorm().eval(), (torch.randn(2, 6),), str(OUT / "rms_norm.onnx"),
+                      input_names=["x"], opset_version=13)
+
+
 def main():
     torch.manual_seed(0)
     torch.onnx.export(Mlp().eval(), (torch.randn(2, 6),), str(OUT / "mlp_gelu.onnx"),
@@ -58,3 +89,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    write_pool_and_norm()

@@ -154,9 +154,9 @@ TensorType maxPool2dType(const OpChecker& c) {
         {"stride", stride, 2, 1},
         {"padding", padding, 4, 0},
         {"dilation", dilation, 2, 1}}) {
-    SF_USER_CHECK(
-        v.size() == count &&
-        std::all_of(v.begin(), v.end(), [&](int64_t e) { return e >= lo && e <= (1 << 20); }))
+    SF_USER_CHECK(v.size() == count &&
+                  std::all_of(v.begin(), v.end(),
+                              [low = lo](int64_t e) { return e >= low && e <= (1 << 20); }))
         << c.where() << ": " << name << " must be " << count << " integers of at least " << lo;
   }
   c.rankIs(0, 4);
@@ -197,9 +197,9 @@ TensorType conv2dType(const OpChecker& c, size_t n) {
         {"padding", padding, 0},
         {"dilation", dilation, 1}}) {
     const bool fourPads = v.size() == 4 && &v == &padding;
-    SF_USER_CHECK(
-        (v.size() == 2 || fourPads) &&
-        std::all_of(v.begin(), v.end(), [&](int64_t e) { return e >= lo && e <= (1 << 20); }))
+    SF_USER_CHECK((v.size() == 2 || fourPads) &&
+                  std::all_of(v.begin(), v.end(),
+                              [low = lo](int64_t e) { return e >= low && e <= (1 << 20); }))
         << c.where() << ": " << name << " must be two integers of at least " << lo
         << (&v == &padding ? " (or four: top, left, bottom, right)" : "");
   }

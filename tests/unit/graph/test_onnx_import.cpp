@@ -728,7 +728,8 @@ TEST(OnnxImport, EmbeddingTableAsAConstantNode) {
 }
 
 // The bundled torch exports (data/onnx: a tiny BertModel at opsets 13 and 17, an MLP with GELU, a
-// CNN with batch norm; the same models against torch itself are in tests/python/test_onnx.py)
+// CNN with batch norm, a CNN with max pooling, an RMSNorm block; the same kinds of models against
+// torch itself are in tests/python/test_onnx.py)
 // import with the exporter's idioms resolved, and the executor agrees with the float64 evaluator
 // of the imported graph on random inputs.
 TEST(OnnxImport, BundledTorchExportsRunLikeTheFloat64Reference) {
@@ -737,7 +738,8 @@ TEST(OnnxImport, BundledTorchExportsRunLikeTheFloat64Reference) {
   std::mt19937_64 rng(seed);
   const std::string dir = std::string(SPARSEFLOW_DATA_DIR) + "/onnx/";
   for (const char* file :
-       {"bert_tiny_opset13.onnx", "bert_tiny_opset17.onnx", "mlp_gelu.onnx", "cnn_bn.onnx"}) {
+       {"bert_tiny_opset13.onnx", "bert_tiny_opset17.onnx", "mlp_gelu.onnx", "cnn_bn.onnx",
+        "cnn_maxpool.onnx", "rms_norm.onnx"}) {
     SCOPED_TRACE(file);
     const Model m = importOnnx(dir + file);
     const std::string text = print(m.graph);
@@ -751,6 +753,13 @@ TEST(OnnxImport, BundledTorchExportsRunLikeTheFloat64Reference) {
       EXPECT_NE(text.find("gelu("), std::string::npos) << text;
       EXPECT_NE(text.find("embedding("), std::string::npos) << text;
       EXPECT_NE(text.find("batch_matmul("), std::string::npos) << text;
+    }
+    if (std::string(file) == "cnn_maxpool.onnx") {
+      EXPECT_NE(text.find("max_pool2d("), std::string::npos) << text;
+    }
+    if (std::string(file) == "rms_norm.onnx") {
+      EXPECT_NE(text.find("sqrt("), std::string::npos) << text;
+      EXPECT_NE(text.find("div("), std::string::npos) << text;
     }
     std::map<std::string, DenseValue<float>> in32;
     std::map<std::string, DenseValue<double>> in64;
