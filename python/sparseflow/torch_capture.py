@@ -253,6 +253,9 @@ class _Writer:
             for _ in range(int(exponent) - 1):
                 out = self.op("mul", [out, base])
             return out
+        if getattr(f, "overloadpacket", None) is aten.where and len(args) == 3:
+            # where(cond, a, b): a mask from a buffer (GPT-2's causal mask), a fill value
+            return self.op("where", [self.value(a) for a in args])
         if f in (aten.max_pool2d_with_indices.default, aten.max_pool2d.default):
             return self.max_pool(node)
         if f is aten._softmax.default:

@@ -41,7 +41,8 @@ namespace sparseflow::graph {
   X(kConv2d, "conv2d")            \
   X(kSqrt, "sqrt")                \
   X(kDiv, "div")                  \
-  X(kMaxPool2d, "max_pool2d")
+  X(kMaxPool2d, "max_pool2d")     \
+  X(kWhere, "where")
 
 /// One operator of the graph IR.
 enum class OpKind : int32_t {

@@ -179,6 +179,38 @@ std::vector<SliceSets> divBackward(const RuleContext& ctx) {
   return broadcastBackward(ctx, {false, true});
 }
 
+/// where(cond, a, b): zero where a and b both are, or where cond is zero (false) and b is; the
+/// smaller of the two bounds.
+Tesa whereForward(const RuleContext& ctx) {
+  Tesa t;
+  for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
+    const IndexSet zc = broadcastZeros(ctx.operand(0), ctx.node.type, d);
+    const IndexSet za = broadcastZeros(ctx.operand(1), ctx.node.type, d);
+    const IndexSet zb = broadcastZeros(ctx.operand(2), ctx.node.type, d);
+    setSlices(t.zero, d, intersect(unite(za, zc), zb));
+  }
+  const Tesa& a = ctx.operand(1).tesa;
+  const Tesa& b = ctx.operand(2).tesa;
+  if (a.lowerBound && b.lowerBound) t.lowerBound = std::min(*a.lowerBound, *b.lowerBound);
+  return t;
+}
+
+/// Dead slices of the result are dead in all three operands; a is also dead where cond is zero
+/// (never picked there).
+std::vector<SliceSets> whereBackward(const RuleContext& ctx) {
+  std::vector<SliceSets> out(3);
+  for (size_t i = 0; i < 3; ++i) {
+    for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
+      const int64_t od = broadcastDim(ctx.operand(i).type, ctx.node.type, d);
+      if (od < 0) continue;
+      IndexSet dead = slicesAt(ctx.node.tesa.dead, d);
+      if (i == 1) dead = unite(dead, broadcastZeros(ctx.operand(0), ctx.node.type, d));
+      setSlices(out[i], od, std::move(dead));
+    }
+  }
+  return out;
+}
+
 /// sqrt keeps every zero (sqrt(0) = 0) and is never negative (NaN below 0); increasing, so a
 /// positive bound of x gives its root.
 Tesa sqrtForward(const RuleContext& ctx) {
@@ -210,6 +242,7 @@ void addElementwiseRules(RuleRegistry& registry) {
   registry.add(OpKind::kTanh, {tanhForward, deadPassThrough});
   registry.add(OpKind::kDiv, {divForward, divBackward});
   registry.add(OpKind::kSqrt, {sqrtForward, deadPassThrough});
+  registry.add(OpKind::kWhere, {whereForward, whereBackward});
 }
 
 }  // namespace sparseflow::graph

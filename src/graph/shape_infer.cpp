@@ -252,6 +252,30 @@ TensorType broadcastType(const OpChecker& c) {
   return {c.type(0).dtype, out};
 }
 
+/// where(cond, a, b): the three broadcast together (numpy rules); cond is read as true where
+/// nonzero.
+TensorType whereType(const OpChecker& c) {
+  c.arity(3, 3);
+  c.allowedAttrs({});
+  c.sameDType(1, 2);
+  size_t rank = 0;
+  for (size_t i = 0; i < 3; ++i) rank = std::max(rank, c.shape(i).size());
+  Shape out(rank, 1);
+  for (size_t k = 0; k < rank; ++k) {
+    for (size_t i = 0; i < 3; ++i) {
+      const Shape& s = c.shape(i);
+      const int64_t x = k < s.size() ? s[s.size() - 1 - k] : 1;
+      int64_t& o = out[rank - 1 - k];
+      SF_USER_CHECK(x == o || x == 1 || o == 1)
+          << c.where() << ": " << c.label(i)
+          << " does not broadcast with the other operands: extent " << x << " against " << o
+          << " at dim " << rank - 1 - k << " of the result";
+      if (o == 1) o = x;
+    }
+  }
+  return {c.type(1).dtype, out};
+}
+
 TensorType biasAddType(const OpChecker& c) {
   c.arity(2, 2);
   c.allowedAttrs({});
@@ -415,6 +439,7 @@ TensorType inferType(OpKind op, const std::vector<InferOperand>& operands, OpAtt
     case OpKind::kBiasAdd: out = biasAddType(c); break;
     case OpKind::kConv2d: out = conv2dType(c, n); break;
     case OpKind::kMaxPool2d: out = maxPool2dType(c); break;
+    case OpKind::kWhere: out = whereType(c); break;
     case OpKind::kRelu:
     case OpKind::kGelu:
     case OpKind::kGeluTanh:

@@ -454,3 +454,33 @@ def test_max_pooling_matches_torch_and_passes_zero_channels(seed, size):
     assert _close(opt(x), want, tol=1e-5), float((opt(x) - want).abs().max())
     removed = {(r["param"], r["dim"]): r["removed"] for r in report.removed}
     assert removed == {("c1.weight", 0): 2, ("c1.bias", 0): 2, ("c2.weight", 1): 2}, removed
+
+
+class _CausalScores(nn.Module):
+    """GPT-2's masking of attention scores: a causal mask buffer and torch.where with the
+    dtype's lowest value, then a softmax."""
+
+    def __init__(self, t):
+        super().__init__()
+        self.q = nn.Linear(16, 16)
+        self.register_buffer("causal", torch.tril(torch.ones(t, t, dtype=torch.bool)))
+        self.fill = torch.finfo(torch.float32).min
+
+    def forward(self, x):
+        q = self.q(x)
+        scores = torch.matmul(q, x.transpose(-1, -2)) / 4.0
+        scores = torch.where(self.causal, scores, torch.tensor(self.fill))
+        return torch.softmax(scores, dim=-1)
+
+
+def test_causal_mask_where_matches_torch(seed):
+    """torch.where with a constant mask over run-time scores runs as the graph IR's where."""
+    torch.manual_seed(seed)
+    model = _CausalScores(6).eval()
+    x = torch.randn(6, 16)
+    opt, report = sf.optimize(model, x, measure=False, timing_runs=1)
+    assert "where(" in report.graph_text, report.graph_text
+    with torch.no_grad():
+        want = model(x)
+    assert _close(opt(x), want, tol=1e-5), float((opt(x) - want).abs().max())
+    assert float(opt(x)[0, 1:].abs().max()) == 0.0  # row 0 sees only itself

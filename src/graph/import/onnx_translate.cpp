@@ -493,6 +493,7 @@ ValueId Translator::run() {
   if (op_.rfind("Reduce", 0) == 0) return reduce();
   if (op_ == "Conv") return conv();
   if (op_ == "MaxPool") return maxPool();
+  if (op_ == "Where") return add(OpKind::kWhere, {value(0), value(1), value(2)});
   if (op_ == "BatchNormalization") return batchNorm();
   if (op_ == "Clip") return clip();
   if (op_ == "GlobalAveragePool") {

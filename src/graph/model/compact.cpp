@@ -88,6 +88,7 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
     case OpKind::kAdd:
     case OpKind::kMul:
     case OpKind::kDiv:
+    case OpKind::kWhere:
     case OpKind::kBiasAdd:
     case OpKind::kMinimum:
     case OpKind::kMaximum:

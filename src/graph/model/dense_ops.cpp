@@ -75,6 +75,32 @@ DenseValue<T> broadcastBinary(const Shape& shape, const DenseValue<T>& a, const 
   return out;
 }
 
+/// where(cond, a, b) under numpy broadcasting: a where cond is nonzero (NaN counts as true, as
+/// torch's bool of NaN), else b.
+template <typename T>
+DenseValue<T> where(const Shape& shape, const DenseValue<T>& cond, const DenseValue<T>& a,
+                    const DenseValue<T>& b) {
+  DenseValue<T> out = zeros<T>(shape);
+  const Shape sc = broadcastStrides(cond.shape, shape), sa = broadcastStrides(a.shape, shape);
+  const Shape sb = broadcastStrides(b.shape, shape);
+  const size_t r = shape.size();
+  const int64_t total = out.size();
+  for (int64_t e = 0; e < total; ++e) {
+    int64_t ic = 0, ia = 0, ib = 0, rest = e;
+    for (size_t d = r; d-- > 0;) {
+      const int64_t i = rest % shape[d];
+      rest /= shape[d];
+      ic += i * sc[d];
+      ia += i * sa[d];
+      ib += i * sb[d];
+    }
+    out.data[static_cast<size_t>(e)] = cond.data[static_cast<size_t>(ic)] != T(0)
+                                           ? a.data[static_cast<size_t>(ia)]
+                                           : b.data[static_cast<size_t>(ib)];
+  }
+  return out;
+}
+
 template <typename T, typename F>
 DenseValue<T> unary(const DenseValue<T>& x, F f) {
   DenseValue<T> out{x.shape, std::vector<T>(x.data.size())};
@@ -393,6 +419,7 @@ DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
     case OpKind::kConv2d:
       return conv2d(node, shape, x, *operands.at(1), operands.size() > 2 ? operands[2] : nullptr);
     case OpKind::kMaxPool2d: return maxPool2d(node, shape, x);
+    case OpKind::kWhere: return where(shape, x, *operands.at(1), *operands.at(2));
     case OpKind::kReduceSum: return reduce(shape, x, intAttr(node, "axis"), false);
     case OpKind::kReduceMax: return reduce(shape, x, intAttr(node, "axis"), true);
   }

@@ -1,7 +1,7 @@
 // The 2:4 GEMM in f64 (Highway, compiled once per SIMD target, dispatched at run time): weights
 // packed as for f32 (packed_weights.h) with `lanes` f64 lanes per block, each k step a vector
 // of weights (two rows' slots) times a lane permutation of x's `lanes` columns, accumulated in
-// f64; thread blocks of row pairs, k in chunks that stay in L1 while every batch tile reads them.
+// f64; thread blocks of row pairs, each block's weights read from L2 by every batch tile.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -36,8 +36,8 @@ int32_t F64PackLanes() {
 /// Row pairs per thread block and k steps per chunk for `batch` rows: a GEMV streams each
 /// pair's weights once (all steps); batches read a block's chunk (blockPairs × chunk blocks of
 /// kPackLanes doubles, at most 1 MiB: from L2) once per batch tile. Chunks of 16 KiB (from L1)
-/// were slower: each chunk ends in 2 × pairs × rows horizontal sums (DLMC-sized 4096² 2:4 f64 at
-/// batch 128: 16 KiB 48 ms, 128 KiB 40 ms, whole rows 37 ms).
+/// were slower: each chunk ends in 2 × pairs × rows horizontal sums (a random 4096² 2:4 f64
+/// weight at batch 128 through the CLI: 16 KiB 48 ms, 128 KiB 40 ms, whole rows 37 ms).
 NMGemmF64Plan PlanF64(int64_t batch, int64_t pairs, int64_t steps, int32_t threads) {
   NMGemmF64Plan plan;
   plan.lanes = static_cast<int32_t>(kPackLanes);

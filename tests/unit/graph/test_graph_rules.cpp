@@ -228,6 +228,23 @@ output %2
   EXPECT_EQ(tesaOf(g, 0), "{zero@0=[1], zero@1=[2], zero@3=[5], dead@1=[3], ge=-1}");
 }
 
+TEST(GraphRules, WhereKeepsWhatBothBranchesOrTheFalseBranchMakeZero) {
+  // Column 1: a and b both zero. Column 3: cond false (zero) and b zero. Column 4: a zero but b
+  // not, cond unknown: not a zero. Backward: the result's dead column 5 in all three; a is also
+  // dead where cond is false (columns 2 and 3: never picked).
+  const Graph g = propagated(R"(%0 = param "cond" : f32[6] {zero@0=[2, 3]}
+%1 = input "a" : f32[4, 6] {zero@1=[1, 4], ge=-2}
+%2 = input "b" : f32[4, 6] {zero@1=[1, 3], ge=-1}
+%3 = where(%0, %1, %2)
+%4 = slice(%3, axis=1, start=0, end=5)
+output %4
+)");
+  EXPECT_EQ(tesaOf(g, 3), "{zero@1=[1, 3], dead@1=[5], ge=-2}");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@1=[1, 4], dead@1=[2, 3, 5], ge=-2}");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@1=[1, 3], dead@1=[5], ge=-1}");
+  EXPECT_EQ(tesaOf(g, 0), "{zero@0=[2, 3], dead@0=[5]}");
+}
+
 TEST(GraphRules, MinimumAndMaximumKeepWhatTheirBoundsAllow) {
   const Graph g = propagated(R"(%0 = input "x" : f32[3, 6] {zero@1=[1, 2]}
 %1 = relu(%0)

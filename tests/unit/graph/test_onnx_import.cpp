@@ -522,6 +522,45 @@ TEST(OnnxImport, AsymmetricPadsInConvAndMaxPoolMatchFloat64) {
   expectNear(run(m, {{"x", {{1, c, h, w}, std::vector<float>(x.begin(), x.end())}}}), want);
 }
 
+// GPT-2's causal mask as torch exports it: Where(a constant lower-triangular mask, the run-time
+// scores, a large negative constant), then Softmax; against float64.
+TEST(OnnxImport, CausalMaskWhereOverRunTimeScoresMatchesFloat64) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t heads = 2, t = 5;
+  std::vector<int64_t> mask;
+  for (int64_t i = 0; i < t; ++i) {
+    for (int64_t j = 0; j < t; ++j) mask.push_back(j <= i ? 1 : 0);
+  }
+  OnnxBuilder b;
+  b.input("scores", {1, heads, t, t});
+  b.ints("mask", {1, 1, t, t}, mask);
+  OnnxBuilder::intAttr(b.node("Cast", {"mask"}, "cond"), "to", onnx::TensorProto_DataType_BOOL);
+  b.scalar("fill", -3.4028234663852886e38);
+  b.node("Where", {"cond", "scores", "fill"}, "masked");
+  OnnxBuilder::intAttr(b.node("Softmax", {"masked"}, "y"), "axis", -1);
+  b.output("y");
+  const Model m = b.import();
+  const std::string text = print(m.graph);
+  EXPECT_NE(text.find("where("), std::string::npos) << text;
+  const auto x = randomValues(heads * t * t, rng);
+  std::vector<double> want(x.size());
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t i = 0; i < t; ++i) {
+      const double* row = x.data() + (h * t + i) * t;
+      double top = -HUGE_VAL, sum = 0;
+      for (int64_t j = 0; j <= i; ++j) top = std::max(top, row[j]);
+      for (int64_t j = 0; j <= i; ++j) sum += std::exp(row[j] - top);
+      for (int64_t j = 0; j < t; ++j) {
+        want[static_cast<size_t>((h * t + i) * t + j)] = j <= i ? std::exp(row[j] - top) / sum : 0;
+      }
+    }
+  }
+  expectNear(run(m, {{"scores", {{1, heads, t, t}, std::vector<float>(x.begin(), x.end())}}}),
+             want);
+}
+
 // A model is translated operator by operator and stops at the first one the graph IR cannot run
 // (Sin), naming the node.
 TEST(OnnxImport, UnsupportedOperatorNamesTheNode) {
@@ -737,9 +776,8 @@ TEST(OnnxImport, BundledTorchExportsRunLikeTheFloat64Reference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   const std::string dir = std::string(SPARSEFLOW_DATA_DIR) + "/onnx/";
-  for (const char* file :
-       {"bert_tiny_opset13.onnx", "bert_tiny_opset17.onnx", "mlp_gelu.onnx", "cnn_bn.onnx",
-        "cnn_maxpool.onnx", "rms_norm.onnx"}) {
+  for (const char* file : {"bert_tiny_opset13.onnx", "bert_tiny_opset17.onnx", "mlp_gelu.onnx",
+                           "cnn_bn.onnx", "cnn_maxpool.onnx", "rms_norm.onnx"}) {
     SCOPED_TRACE(file);
     const Model m = importOnnx(dir + file);
     const std::string text = print(m.graph);
