@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "common/random_coo.h"
@@ -138,6 +139,48 @@ output %3, %4, %7, %8, %10, %11, %13, %14
   // [[1,2,3],[4,5,6]] x [[1,2],[3,4],[5,6]]
   EXPECT_EQ(out[6].data, (std::vector<double>{22, 28, 49, 64}));
   EXPECT_NEAR(out[7].data[0], -1 / std::sqrt(2.0 / 3 + 0.5), 1e-15);
+}
+
+// sqrt, div, where and max_pool2d against values written out by hand, with torch's answers at
+// the edges: x / 0 = inf, 0 / 0 = NaN, sqrt of a negative NaN, a NaN cond picks a (true), NaN in a
+// pooling window wins, padding never does.
+TEST(GraphModel, SqrtDivWhereAndMaxPoolReferenceValues) {
+  Model m;
+  m.graph = parseGraph(R"(%0 = input "x" : f64[2, 3]
+%1 = param "d" : f64[3]
+%2 = div(%0, %1)
+%3 = sqrt(%0)
+%4 = param "cond" : f64[3]
+%5 = param "fill" : f64[1]
+%6 = where(%4, %0, %5)
+%7 = input "image" : f64[1, 1, 3, 3]
+%8 = max_pool2d(%7, kernel=[2, 2], stride=[2, 2], padding=[1, 0, 0, 1])
+output %2, %3, %6, %8
+)");
+  m.params["d"] = denseTensor({3}, {2, 0, 0});
+  m.params["cond"] = denseTensor({3}, {1, 0, NAN});
+  m.params["fill"] = denseTensor({1}, {-7});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::map<std::string, DenseValue<double>> in = {
+      {"x", {{2, 3}, {4, 0, -1, 9, 5, 0}}},
+      {"image", {{1, 1, 3, 3}, {1, -2, 3, -4, nan, -6, 7, -8, -9}}}};
+  const auto out = evaluateModel(m, in);
+  EXPECT_EQ(out[0].data[0], 2.0);
+  EXPECT_TRUE(std::isnan(out[0].data[1]));  // 0 / 0
+  EXPECT_EQ(out[0].data[2], -HUGE_VAL);     // -1 / 0
+  EXPECT_EQ(out[0].data[4], HUGE_VAL);      // 5 / 0
+  EXPECT_EQ(out[1].data[0], 2.0);
+  EXPECT_EQ(out[1].data[1], 0.0);
+  EXPECT_TRUE(std::isnan(out[1].data[2]));  // sqrt(-1)
+  EXPECT_EQ(out[1].data[3], 3.0);
+  EXPECT_EQ(out[2].data, (std::vector<double>{4, -7, -1, 9, -7, 0}));
+  // Rows padded by one on top, columns by one on the right: windows {pad, row 0} x {0,1},
+  // {pad, row 0} x {2, pad}, rows {1, 2} x {0, 1} (holds the NaN), rows {1, 2} x {2, pad}.
+  ASSERT_EQ(out[3].shape, (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(out[3].data[0], 1.0);
+  EXPECT_EQ(out[3].data[1], 3.0);
+  EXPECT_TRUE(std::isnan(out[3].data[2]));
+  EXPECT_EQ(out[3].data[3], -6.0);
 }
 
 /// x [B, 16] -> linear(W1 [H, 16], b1) -> act -> linear(W2 [10, H], b2) -> (+ residual) ->
