@@ -3,7 +3,6 @@
 // their bounds allow, and the activations and sqrt (all with f(0) = 0) keep every zero and bound
 // the values from below.
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 #include "graph/rules.h"
@@ -56,16 +55,19 @@ Tesa addForward(const RuleContext& ctx) {
 }
 
 /// Result slices go to the operand dimensions that are not broadcast; operand i also gets the
-/// slices where the other operand is zero when `zerosOfOther[i]` (a product, or the denominator
-/// of a quotient, is then multiplied by zeros only).
-std::vector<SliceSets> broadcastBackward(const RuleContext& ctx, std::array<bool, 2> zerosOfOther) {
-  std::vector<SliceSets> out(2);
-  for (size_t i = 0; i < 2; ++i) {
+/// slices where operand zerosOf[i] is zero, when that is not -1 (a factor of a product, the
+/// denominator of a quotient, where's true branch under a false condition: never read there).
+std::vector<SliceSets> broadcastBackward(const RuleContext& ctx, std::vector<int> zerosOf) {
+  std::vector<SliceSets> out(zerosOf.size());
+  for (size_t i = 0; i < zerosOf.size(); ++i) {
     for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
       const int64_t od = broadcastDim(ctx.operand(i).type, ctx.node.type, d);
       if (od < 0) continue;
       IndexSet dead = slicesAt(ctx.node.tesa.dead, d);
-      if (zerosOfOther[i]) dead = unite(dead, broadcastZeros(ctx.operand(1 - i), ctx.node.type, d));
+      if (zerosOf[i] >= 0) {
+        dead = unite(
+            dead, broadcastZeros(ctx.operand(static_cast<size_t>(zerosOf[i])), ctx.node.type, d));
+      }
       setSlices(out[i], od, std::move(dead));
     }
   }
@@ -73,10 +75,10 @@ std::vector<SliceSets> broadcastBackward(const RuleContext& ctx, std::array<bool
 }
 
 std::vector<SliceSets> addBackward(const RuleContext& ctx) {
-  return broadcastBackward(ctx, {false, false});
+  return broadcastBackward(ctx, {-1, -1});
 }
 std::vector<SliceSets> mulBackward(const RuleContext& ctx) {
-  return broadcastBackward(ctx, {true, true});
+  return broadcastBackward(ctx, {1, 0});
 }
 
 Tesa mulForward(const RuleContext& ctx) {
@@ -176,7 +178,7 @@ Tesa divForward(const RuleContext& ctx) {
 /// zero whatever the denominator, so those slices of the denominator are dead too (not the
 /// reverse: x / 0 is not zero).
 std::vector<SliceSets> divBackward(const RuleContext& ctx) {
-  return broadcastBackward(ctx, {false, true});
+  return broadcastBackward(ctx, {-1, 0});
 }
 
 /// where(cond, a, b): zero where a and b both are, or where cond is zero (false) and b is; the
@@ -198,17 +200,7 @@ Tesa whereForward(const RuleContext& ctx) {
 /// Dead slices of the result are dead in all three operands; a is also dead where cond is zero
 /// (never picked there).
 std::vector<SliceSets> whereBackward(const RuleContext& ctx) {
-  std::vector<SliceSets> out(3);
-  for (size_t i = 0; i < 3; ++i) {
-    for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
-      const int64_t od = broadcastDim(ctx.operand(i).type, ctx.node.type, d);
-      if (od < 0) continue;
-      IndexSet dead = slicesAt(ctx.node.tesa.dead, d);
-      if (i == 1) dead = unite(dead, broadcastZeros(ctx.operand(0), ctx.node.type, d));
-      setSlices(out[i], od, std::move(dead));
-    }
-  }
-  return out;
+  return broadcastBackward(ctx, {-1, 0, -1});
 }
 
 /// sqrt keeps every zero (sqrt(0) = 0) and is never negative (NaN below 0); increasing, so a
