@@ -172,20 +172,20 @@ TEST(NMGemm, F64PlansMatchTheReference) {
     for (int64_t batch : {1, 3, 7, 15, 40}) {
       for (DType xType : {DType::kF64, DType::kF32}) {
         const testing::RawGemmCase raw(w, out, in, batch, rng, xType);
-        for (int64_t chunk : {int64_t{1}, int64_t{3}, int64_t{1000}}) {
-          for (int64_t block : {int64_t{4}, int64_t{8}, int64_t{64}}) {
-            for (int64_t batchChunk : {int64_t{6}, int64_t{256}}) {
-              kernels::NMGemmF64Plan plan = kernels::chooseNMGemmF64Plan(packed, batch, 2);
-              plan.pairsPerBlock = block;
-              plan.stepsPerChunk = chunk;
-              plan.batchChunk = batchChunk;
-              plan.threads = chunk == 3 ? 1 : 2;
-              SCOPED_TRACE("batch " + std::to_string(batch) + " x " + dtypeName(xType) + " plan " +
-                           plan.toString());
-              raw.check([&](const kernels::GemmArgs& args) {
-                kernels::runNMGemmF64(packed, args, plan);
-              });
-            }
+        // (k chunk, pairs per block): single steps in small blocks, odd chunks, whole rows in
+        // a block past the 19 pairs; each with a batch chunk that splits the batch and one that
+        // does not.
+        for (auto [chunk, block] : {std::pair<int64_t, int64_t>{1, 4}, {3, 8}, {1000, 64}}) {
+          for (int64_t batchChunk : {int64_t{6}, int64_t{256}}) {
+            kernels::NMGemmF64Plan plan = kernels::chooseNMGemmF64Plan(packed, batch, 2);
+            plan.pairsPerBlock = block;
+            plan.stepsPerChunk = chunk;
+            plan.batchChunk = batchChunk;
+            plan.threads = chunk == 3 ? 1 : 2;
+            SCOPED_TRACE("batch " + std::to_string(batch) + " x " + dtypeName(xType) + " plan " +
+                         plan.toString());
+            raw.check(
+                [&](const kernels::GemmArgs& args) { kernels::runNMGemmF64(packed, args, plan); });
           }
         }
       }
