@@ -8,7 +8,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "format/content_witness.h"
@@ -17,6 +16,7 @@
 #include "pipeline/providers/contraction_binding.h"
 #include "pipeline/providers/provider_checks.h"
 #include "sparseflow/convert.h"
+#include "sparseflow/layer_bias.h"
 
 namespace sparseflow::pipeline {
 
@@ -86,15 +86,11 @@ class LinearLayerExecutable final : public Executable {
     epilogue.activation = c.activation;
     LayerOptions options;
     options.threads = plan_.parallel ? 0 : 1;
-    const Tensor weights = plan_.weightTransposed ? transposed(w) : w;
-    if constexpr (std::is_constructible_v<Layer, const Tensor&, std::vector<double>, Epilogue,
-                                          LayerOptions>) {
-      if (plan_.dtype == DType::kF64) {  // the bias kept in f64 (DenseLinear's LayerBias)
-        layer_ = std::make_shared<const Layer>(weights, valuesOf<double>(bias), epilogue, options);
-        return layer_;
-      }
-    }
-    layer_ = std::make_shared<const Layer>(weights, valuesOf<float>(bias), epilogue, options);
+    // The bias in the plan's dtype: an f64 one is never rounded through f32.
+    LayerBias b = plan_.dtype == DType::kF64 ? LayerBias(valuesOf<double>(bias))
+                                             : LayerBias(valuesOf<float>(bias));
+    layer_ = std::make_shared<const Layer>(plan_.weightTransposed ? transposed(w) : w, std::move(b),
+                                           epilogue, options);
     return layer_;
   }
 
