@@ -38,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 LANGUAGES = {"cpp": "cpp", "c++": "cpp", "c": "c", "python": "python", "py": "python",
              "sh": "sh", "bash": "sh"}
@@ -276,12 +277,15 @@ def command_list(root, docs):
 def command_run(root, args):
     build = pathlib.Path(args.build).resolve()
     failed, skipped, known, passed = [], [], [], []
+    seconds = {}
     for block in parse(root, args.doc):
         if block.annotation and block.annotation[0] == "skip":
             skipped.append(f"{block.id} (line {block.line}): {block.annotation[1]}")
             continue
+        started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="doc-block-") as work:
             ok, output = run_block(root, build, args, block, pathlib.Path(work))
+        seconds[block.id] = time.monotonic() - started
         if block.id in KNOWN_FAILING:
             if ok:
                 failed.append(f"{block.id} (line {block.line}) passes but is listed in "
@@ -296,6 +300,9 @@ def command_run(root, args):
             failed.append(f"{block.id} (line {block.line}) failed:\n{tail}")
     print(f"{args.doc}: {len(passed)} blocks ran, {len(skipped)} skipped, "
           f"{len(known)} known failing, {len(failed)} failed")
+    # The slowest blocks, so that the test's time (make test's longest) can be kept in check.
+    slowest = sorted(seconds.items(), key=lambda item: -item[1])[:5]
+    print("  slowest: " + ", ".join(f"{name} {took:.1f} s" for name, took in slowest))
     for line in skipped:
         print(f"  skipped {line}")
     for line in known:
