@@ -2,7 +2,9 @@
 weights from a fixed seed): a tiny BERT (transformers' BertModel, hidden 8, one layer, two heads)
 at opsets 13 (layer norm and GELU decomposed) and 17 (LayerNormalization), an MLP with GELU, a
 CNN with batch norm kept as an operator, a CNN with max pooling (pads, ceil_mode, dilation) and
-an RMSNorm block (Pow, ReduceMean, Sqrt, Div by a computed value). Used by tests/unit/graph/test_onnx_import.cpp and as
+an RMSNorm block (Pow, ReduceMean, Sqrt, Div by a computed value) and a gated CNN with average
+pooling, Sigmoid/Exp/Sin/Cos and a mask computed at run time (Equal, Not, Greater, Less, And, Or,
+Where, Casts of booleans). Used by tests/unit/graph/test_onnx_import.cpp and as
 the seeds of tests/fuzz/fuzz_onnx.cpp. Run from the project root: .venv/bin/python
 data/onnx/make_samples.py"""
 
@@ -60,6 +62,26 @@ class RmsNorm(nn.Module):
         return h / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
 
 
+class GatedMask(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(2, 4, 3, padding=1)
+        self.pool = nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+
+    def forward(self, x):
+        y = self.pool(self.c(x))
+        y = y * torch.sigmoid(y.mean((2, 3), keepdim=True))
+        y = torch.exp(-y * y) + torch.sin(y) * torch.cos(y)
+        keep = ~(torch.relu(y - 0.1) == 0) & (y > 0.2) | (y < -0.5)
+        return torch.where(keep, y, torch.zeros_like(y)) + keep.float()
+
+
+def write_gates_and_masks():
+    torch.manual_seed(2)
+    torch.onnx.export(GatedMask().eval(), (torch.randn(1, 2, 7, 7),),
+                      str(OUT / "cnn_gated_mask.onnx"), input_names=["x"], opset_version=13)
+
+
 def write_pool_and_norm():
     torch.manual_seed(1)
     torch.onnx.export(PoolCnn().eval(), (torch.randn(1, 2, 6, 6),), str(OUT / "cnn_maxpool.onnx"),
@@ -90,3 +112,4 @@ def main():
 if __name__ == "__main__":
     main()
     write_pool_and_norm()
+    write_gates_and_masks()

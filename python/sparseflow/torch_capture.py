@@ -68,7 +68,12 @@ _VIEWS = {aten.view.default, aten._unsafe_view.default, aten._reshape_alias.defa
           aten.clone.default, aten.alias.default, aten.detach.default, aten.flatten.using_ints,
           aten.contiguous.default if hasattr(aten, "contiguous") else aten.clone.default}
 _UNARY = {aten.relu.default: "relu", aten.gelu.default: "gelu", aten.silu.default: "silu",
-          aten.tanh.default: "tanh", aten.sqrt.default: "sqrt"}
+          aten.tanh.default: "tanh", aten.sqrt.default: "sqrt", aten.sigmoid.default: "sigmoid",
+          aten.exp.default: "exp", aten.sin.default: "sin", aten.cos.default: "cos"}
+# Comparisons as the graph IR's (1 or 0 in float32; NaN compares false): a >= b and a <= b are
+# maximum(a > b, a == b) and a != b is not(a == b), so NaN gives what torch gives.
+_COMPARE = {"eq": ("equal",), "gt": ("greater",), "lt": ("less",), "ge": ("greater", "equal"),
+            "le": ("less", "equal"), "ne": ("equal", "not")}
 
 
 class _Writer:
@@ -154,6 +159,31 @@ class _Writer:
         return self.op("max_pool2d", [self.value(args[0])], kernel=kernel, stride=stride,
                        padding=pads, dilation=dilation)
 
+    def avg_pool(self, node) -> int:
+        """avg_pool2d as the graph IR's avg_pool2d (the same window count as torch's)."""
+        args, kw = node.args, node.kwargs
+        names = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                 "divisor_override")
+        given = dict(zip(names, args[1:]))
+        given.update({k: v for k, v in kw.items() if k in names})
+        if given.get("divisor_override") is not None:
+            raise NotSupported(f"{node.name}: avg_pool2d with divisor_override")
+        kernel = _pair(given["kernel_size"], 1)
+        stride = _pair(given.get("stride"), None) or kernel  # torch: empty stride = the kernel
+        padding = _pair(given.get("padding"), 0)
+        if len(self.shape(args[0])) != 4:
+            raise NotSupported(f"{node.name}: avg_pool2d of a {len(self.shape(args[0]))}-d input")
+        return self.op("avg_pool2d", [self.value(args[0])], kernel=kernel, stride=stride,
+                       padding=[padding[0], padding[1], padding[0], padding[1]],
+                       ceil_mode=int(bool(given.get("ceil_mode", False))),
+                       count_include_pad=int(bool(given.get("count_include_pad", True))))
+
+    def _truth(self, arg) -> int:
+        """A boolean view of `arg` (1 or 0): itself when it is bool already, else x != 0."""
+        if isinstance(arg, torch.fx.Node) and self.values[arg].dtype is torch.bool:
+            return self.value(arg)
+        return self.op("not", [self.op("not", [self.value(arg)])])
+
     def reduction(self, node, mean: bool) -> int:
         """sum/mean over `dim` (keepdim or not) as reduce_sum per axis (last first), scaled by
         1/count for a mean; the result reshaped to torch's shape."""
@@ -233,9 +263,11 @@ class _Writer:
                 return self.value(x)
             raise NotSupported(f"{node.name}: expand that broadcasts")
         if f is aten._to_copy.default:
+            if kw.get("dtype") is torch.bool:  # nonzero (and NaN) is true
+                return self._truth(x)
             if kw.get("dtype", torch.float32) not in (torch.float32, None):
                 raise NotSupported(f"{node.name}: a cast to {kw['dtype']}")
-            return self.value(x)  # the executor's values are float32
+            return self.value(x)  # the executor's values are float32; booleans are 1 or 0
         if f in _UNARY:
             name = _UNARY[f]
             if f is aten.gelu.default:
@@ -258,6 +290,33 @@ class _Writer:
             return self.op("where", [self.value(a) for a in args])
         if f in (aten.max_pool2d_with_indices.default, aten.max_pool2d.default):
             return self.max_pool(node)
+        if f is aten.avg_pool2d.default:
+            return self.avg_pool(node)
+        packet = getattr(f, "overloadpacket", None)
+        name = getattr(packet, "__name__", "")
+        if name in _COMPARE and packet in (aten.eq, aten.gt, aten.lt, aten.ge, aten.le, aten.ne):
+            kinds = _COMPARE[name]
+            a, b = self.value(x), self.value(args[1])
+            out = self.op(kinds[0], [a, b])
+            if kinds[1:] == ("equal",):
+                out = self.op("maximum", [out, self.op("equal", [a, b])])
+            elif kinds[1:] == ("not",):
+                out = self.op("not", [out])
+            return out
+        if packet is aten.masked_fill:  # x.masked_fill(mask, v): where(mask, v, x)
+            return self.op("where", [self._truth(args[1]), self.value(args[2]), self.value(x)])
+        if f in (aten.logical_not.default, aten.bitwise_not.default):
+            if f is aten.bitwise_not.default and self.values[x].dtype is not torch.bool:
+                raise NotSupported(f"{node.name}: bitwise_not of {self.values[x].dtype} values")
+            return self.op("not", [self.value(x)])
+        if f in (aten.logical_and.default, aten.bitwise_and.Tensor, aten.logical_or.default,
+                 aten.bitwise_or.Tensor):
+            if any(self.values[a].dtype is not torch.bool for a in args[:2]
+                   if isinstance(a, torch.fx.Node)):
+                raise NotSupported(f"{node.name}: {f} of non-boolean values")
+            a, b = (self._truth(a) for a in args[:2])
+            kind = "mul" if f in (aten.logical_and.default, aten.bitwise_and.Tensor) else "maximum"
+            return self.op(kind, [a, b])
         if f is aten._softmax.default:
             return self.op("softmax", [self.value(x)], axis=int(args[1]))
         if f is aten.native_layer_norm.default:
@@ -281,6 +340,8 @@ class _Writer:
             if alpha != 1:
                 b = self.op("mul", [b, self.constant(alpha)])
             return self.op("add", [a, b])
+        if f is aten.neg.default:
+            return self.op("mul", [self.value(x), self.constant(-1.0)])
         if f is aten.rsub.Scalar:  # other - alpha * x
             scaled = self.op("mul", [self.value(x), self.constant(-kw.get("alpha", 1))])
             return self.op("add", [scaled, self.constant(args[1])])

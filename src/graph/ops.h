@@ -42,7 +42,16 @@ namespace sparseflow::graph {
   X(kSqrt, "sqrt")                \
   X(kDiv, "div")                  \
   X(kMaxPool2d, "max_pool2d")     \
-  X(kWhere, "where")
+  X(kWhere, "where")              \
+  X(kSigmoid, "sigmoid")          \
+  X(kExp, "exp")                  \
+  X(kSin, "sin")                  \
+  X(kCos, "cos")                  \
+  X(kEqual, "equal")              \
+  X(kGreater, "greater")          \
+  X(kLess, "less")                \
+  X(kNot, "not")                  \
+  X(kAvgPool2d, "avg_pool2d")
 
 /// One operator of the graph IR.
 enum class OpKind : int32_t {

@@ -1,7 +1,8 @@
 // Rules of the element-wise operators: add and bias_add keep the zeros common to both operands,
 // mul keeps the zeros of either, div those of its numerator, minimum and maximum (clip) keep what
-// their bounds allow, and the activations and sqrt (all with f(0) = 0) keep every zero and bound
-// the values from below.
+// their bounds allow, the activations, sqrt and sin (all with f(0) = 0) keep every zero and bound
+// the values from below, sigmoid, exp, cos and not keep no zero, and the comparisons (1 or 0) keep
+// the zeros their operands' zeros and bounds imply.
 #include <algorithm>
 #include <cmath>
 
@@ -219,6 +220,71 @@ Tesa tanhForward(const RuleContext& ctx) {
   return t;
 }
 
+/// sin keeps every zero (sin 0 = 0), within [-1, 1].
+Tesa sinForward(const RuleContext& ctx) {
+  Tesa t = zeroFacts(ctx.operand(0).tesa);
+  t.lowerBound = -1.0;
+  return t;
+}
+
+/// Functions with f(0) != 0 (sigmoid, exp, cos, not): no zeros; `increasing` ones map x's bound.
+Tesa noZerosForward(const RuleContext& ctx, double floor, double (*increasing)(double)) {
+  Tesa t;
+  const Tesa& x = ctx.operand(0).tesa;
+  t.lowerBound = increasing && x.lowerBound ? std::max(floor, increasing(*x.lowerBound)) : floor;
+  return t;
+}
+
+Tesa sigmoidForward(const RuleContext& ctx) {
+  return noZerosForward(ctx, 0.0, [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+}
+Tesa expForward(const RuleContext& ctx) {
+  return noZerosForward(ctx, 0.0, [](double v) { return std::exp(v); });
+}
+Tesa cosForward(const RuleContext& ctx) {
+  return noZerosForward(ctx, -1.0, nullptr);
+}
+Tesa notForward(const RuleContext& ctx) {
+  return noZerosForward(ctx, 0.0, nullptr);
+}
+
+/// Comparisons give 1 or 0. equal(a, b) is 0 where one operand is 0 and the other is above 0 by
+/// its bound; greater(a, b) (a > b) is 0 where both are 0, or where a is 0 and b is never
+/// negative; less(a, b) is greater(b, a).
+Tesa compareForward(const RuleContext& ctx, size_t big, size_t small, bool equal) {
+  const Node& a = ctx.operand(big);
+  const Node& b = ctx.operand(small);
+  const bool aPositive = a.tesa.lowerBound && *a.tesa.lowerBound > 0;
+  const bool bPositive = b.tesa.lowerBound && *b.tesa.lowerBound > 0;
+  const bool bNonNegative = b.tesa.lowerBound && *b.tesa.lowerBound >= 0;
+  Tesa t;
+  for (int64_t d = 0; d < ctx.node.type.rank(); ++d) {
+    const IndexSet za = broadcastZeros(a, ctx.node.type, d);
+    const IndexSet zb = broadcastZeros(b, ctx.node.type, d);
+    IndexSet zero;
+    if (equal) {
+      if (bPositive) zero = unite(zero, za);
+      if (aPositive) zero = unite(zero, zb);
+    } else {
+      zero = intersect(za, zb);
+      if (bNonNegative) zero = unite(zero, za);
+    }
+    setSlices(t.zero, d, std::move(zero));
+  }
+  t.lowerBound = 0.0;
+  return t;
+}
+
+Tesa equalForward(const RuleContext& ctx) {
+  return compareForward(ctx, 0, 1, true);
+}
+Tesa greaterForward(const RuleContext& ctx) {
+  return compareForward(ctx, 0, 1, false);
+}
+Tesa lessForward(const RuleContext& ctx) {
+  return compareForward(ctx, 1, 0, false);
+}
+
 }  // namespace
 
 void addElementwiseRules(RuleRegistry& registry) {
@@ -235,6 +301,14 @@ void addElementwiseRules(RuleRegistry& registry) {
   registry.add(OpKind::kDiv, {divForward, divBackward});
   registry.add(OpKind::kSqrt, {sqrtForward, deadPassThrough});
   registry.add(OpKind::kWhere, {whereForward, whereBackward});
+  registry.add(OpKind::kSigmoid, {sigmoidForward, deadPassThrough});
+  registry.add(OpKind::kExp, {expForward, deadPassThrough});
+  registry.add(OpKind::kSin, {sinForward, deadPassThrough});
+  registry.add(OpKind::kCos, {cosForward, deadPassThrough});
+  registry.add(OpKind::kNot, {notForward, deadPassThrough});
+  registry.add(OpKind::kEqual, {equalForward, addBackward});
+  registry.add(OpKind::kGreater, {greaterForward, addBackward});
+  registry.add(OpKind::kLess, {lessForward, addBackward});
 }
 
 }  // namespace sparseflow::graph

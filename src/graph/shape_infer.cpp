@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "support/check.h"
@@ -134,47 +135,89 @@ TensorType matmulType(const OpChecker& c, bool batched) {
   return out;
 }
 
-/// max_pool2d(x [N, C, H, W], kernel=[kh, kw]): stride (default the kernel), padding ([top, left,
-/// bottom, right], default 0; never wins: padded positions are -inf) and dilation (default 1)
-/// are written back resolved; each window must start inside the input or its top/left padding
-/// and hold an input element.
-TensorType maxPool2dType(const OpChecker& c) {
-  c.arity(1, 1);
-  c.allowedAttrs({"kernel", "stride", "padding", "dilation"});
+/// The lists of a 2-D pooling window (kernel, stride, padding [top, left, bottom, right],
+/// dilation), written back resolved with their defaults (stride the kernel, no padding, dilation
+/// 1) and checked.
+struct PoolWindow {
+  Shape kernel, stride, padding, dilation;
+};
+
+PoolWindow poolWindow(const OpChecker& c, const char* op) {
   OpAttrs& attrs = c.attrs();
-  SF_USER_CHECK(attrs.count("kernel")) << c.where() << ": max_pool2d needs kernel=[kh, kw]";
+  SF_USER_CHECK(attrs.count("kernel")) << c.where() << ": " << op << " needs kernel=[kh, kw]";
   const Shape kernel = c.listAttr("kernel");
   if (!attrs.count("stride")) attrs["stride"] = kernel;
   if (!attrs.count("padding")) attrs["padding"] = Shape{0, 0, 0, 0};
   if (!attrs.count("dilation")) attrs["dilation"] = Shape{1, 1};
-  const Shape stride = c.listAttr("stride"), padding = c.listAttr("padding");
-  const Shape dilation = c.listAttr("dilation");
+  PoolWindow w{kernel, c.listAttr("stride"), c.listAttr("padding"), c.listAttr("dilation")};
   for (const auto& [name, v, count, lo] :
-       {std::tuple<const char*, const Shape&, size_t, int64_t>{"kernel", kernel, 2, 1},
-        {"stride", stride, 2, 1},
-        {"padding", padding, 4, 0},
-        {"dilation", dilation, 2, 1}}) {
+       {std::tuple<const char*, const Shape&, size_t, int64_t>{"kernel", w.kernel, 2, 1},
+        {"stride", w.stride, 2, 1},
+        {"padding", w.padding, 4, 0},
+        {"dilation", w.dilation, 2, 1}}) {
     SF_USER_CHECK(v.size() == count &&
                   std::all_of(v.begin(), v.end(),
                               [low = lo](int64_t e) { return e >= low && e <= (1 << 20); }))
         << c.where() << ": " << name << " must be " << count << " integers of at least " << lo;
   }
+  return w;
+}
+
+/// The output extents [N, C, Ho, Wo] of pooling x [N, C, H, W] with window `w`: windows start
+/// every stride from the top/left padding; with `ceil`, a last partial window is kept unless it
+/// would start in the bottom/right padding (torch's and ONNX's ceil_mode). Every window must hold
+/// an input element.
+Shape poolExtents(const OpChecker& c, const PoolWindow& w, bool ceil) {
   c.rankIs(0, 4);
   const Shape& x = c.shape(0);
   Shape out = {x[0], x[1], 0, 0};
   for (size_t d = 0; d < 2; ++d) {
-    const int64_t span = dilation[d] * (kernel[d] - 1) + 1;
-    const int64_t room = x[2 + d] + padding[d] + padding[2 + d] - span;
+    const int64_t span = w.dilation[d] * (w.kernel[d] - 1) + 1;
+    const int64_t padded = x[2 + d] + w.padding[d] + w.padding[2 + d];
+    const int64_t room = padded - span;
     SF_USER_CHECK(room >= 0) << c.where() << ": the window (" << span
-                             << " with dilation) is larger than the padded input ("
-                             << x[2 + d] + padding[d] + padding[2 + d] << ") along dim " << 2 + d;
-    SF_USER_CHECK(padding[d] < span && padding[2 + d] < span)
-        << c.where() << ": padding " << padding[d] << "/" << padding[2 + d]
+                             << " with dilation) is larger than the padded input (" << padded
+                             << ") along dim " << 2 + d;
+    SF_USER_CHECK(w.padding[d] < span && w.padding[2 + d] < span)
+        << c.where() << ": padding " << w.padding[d] << "/" << w.padding[2 + d]
         << " would make windows of padding only along dim " << 2 + d;
-    out[2 + d] = room / stride[d] + 1;
+    int64_t n = (ceil ? (room + w.stride[d] - 1) / w.stride[d] : room / w.stride[d]) + 1;
+    if (ceil && (n - 1) * w.stride[d] >= x[2 + d] + w.padding[d]) --n;
+    out[2 + d] = n;
+  }
+  return out;
+}
+
+/// max_pool2d(x [N, C, H, W], kernel=[kh, kw]): stride (default the kernel), padding ([top, left,
+/// bottom, right], default 0; never wins: padded positions are -inf) and dilation (default 1)
+/// are written back resolved; each window must start inside the input or its top/left padding
+/// and hold an input element (ceil_mode is extra bottom/right padding here).
+TensorType maxPool2dType(const OpChecker& c) {
+  c.arity(1, 1);
+  c.allowedAttrs({"kernel", "stride", "padding", "dilation"});
+  const PoolWindow w = poolWindow(c, "max_pool2d");
+  TensorType t = c.type(0);
+  t.shape = poolExtents(c, w, false);
+  return t;
+}
+
+/// avg_pool2d(x [N, C, H, W], kernel=[kh, kw]): stride, padding as max_pool2d's (no dilation);
+/// ceil_mode (0 or 1, default 0) keeps a last partial window; count_include_pad (0 or 1, default
+/// 1 as torch's) divides by the window's positions inside the padded input (the part past the
+/// bottom/right padding a ceil_mode window reaches never counts) or by its input elements only.
+TensorType avgPool2dType(const OpChecker& c) {
+  c.arity(1, 1);
+  c.allowedAttrs({"kernel", "stride", "padding", "ceil_mode", "count_include_pad"});
+  OpAttrs& attrs = c.attrs();
+  const PoolWindow w = poolWindow(c, "avg_pool2d");
+  attrs.erase("dilation");  // resolved to 1 by poolWindow; avg_pool2d has none
+  for (const char* flag : {"ceil_mode", "count_include_pad"}) {
+    if (!attrs.count(flag)) attrs[flag] = int64_t{std::string_view(flag) == "count_include_pad"};
+    const int64_t v = c.intAttr(flag);
+    SF_USER_CHECK(v == 0 || v == 1) << c.where() << ": " << flag << " must be 0 or 1, not " << v;
   }
   TensorType t = c.type(0);
-  t.shape = out;
+  t.shape = poolExtents(c, w, c.intAttr("ceil_mode") == 1);
   return t;
 }
 
@@ -435,17 +478,26 @@ TensorType inferType(OpKind op, const std::vector<InferOperand>& operands, OpAtt
     case OpKind::kMul:
     case OpKind::kDiv:
     case OpKind::kMinimum:
-    case OpKind::kMaximum: out = broadcastType(c); break;
+    case OpKind::kMaximum:
+    case OpKind::kEqual:
+    case OpKind::kGreater:
+    case OpKind::kLess: out = broadcastType(c); break;
     case OpKind::kBiasAdd: out = biasAddType(c); break;
     case OpKind::kConv2d: out = conv2dType(c, n); break;
     case OpKind::kMaxPool2d: out = maxPool2dType(c); break;
+    case OpKind::kAvgPool2d: out = avgPool2dType(c); break;
     case OpKind::kWhere: out = whereType(c); break;
     case OpKind::kRelu:
     case OpKind::kGelu:
     case OpKind::kGeluTanh:
     case OpKind::kSilu:
     case OpKind::kTanh:
-    case OpKind::kSqrt: out = unaryType(c, {}); break;
+    case OpKind::kSqrt:
+    case OpKind::kSigmoid:
+    case OpKind::kExp:
+    case OpKind::kSin:
+    case OpKind::kCos:
+    case OpKind::kNot: out = unaryType(c, {}); break;
     case OpKind::kSoftmax:
       out = unaryType(c, {"axis"});
       c.axis(c.rank(0));

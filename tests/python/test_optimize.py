@@ -259,16 +259,16 @@ class _Concrete(nn.Module):
 
 
 def test_unsupported_operation_is_named():
-    class Sig(nn.Module):
+    class Atan(nn.Module):
         def __init__(self):
             super().__init__()
             self.fc = nn.Linear(4, 4)
 
         def forward(self, x):
-            return torch.sigmoid(self.fc(x))
+            return torch.atan(self.fc(x))
 
-    with pytest.raises(sf.NotSupported, match="aten.sigmoid"):
-        sf.optimize(Sig(), torch.randn(2, 4))
+    with pytest.raises(sf.NotSupported, match="aten.atan"):
+        sf.optimize(Atan(), torch.randn(2, 4))
     with pytest.raises(sf.InvalidArgument, match="torch.nn.Module"):
         sf.optimize(lambda x: x, torch.randn(2, 4))
 
@@ -484,3 +484,84 @@ def test_causal_mask_where_matches_torch(seed):
         want = model(x)
     assert _close(opt(x), want, tol=1e-5), float((opt(x) - want).abs().max())
     assert float(opt(x)[0, 1:].abs().max()) == 0.0  # row 0 sees only itself
+
+
+class _SqueezeExcite(nn.Module):
+    """A MobileNetV3-style block: conv, average pooling (padding counted or not, ceil_mode), a
+    squeeze-and-excitation gate (global average, two 1x1 convs, sigmoid times the features),
+    exp and sin of the result."""
+
+    def __init__(self, count_include_pad):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.pool = nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True,
+                                 count_include_pad=count_include_pad)
+        self.squeeze = nn.Conv2d(8, 4, 1)
+        self.excite = nn.Conv2d(4, 8, 1)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        y = self.pool(F.relu(self.c1(x)))
+        gate = torch.sigmoid(self.excite(F.relu(self.squeeze(y.mean((2, 3), keepdim=True)))))
+        y = F.avg_pool2d(y * gate, 2)
+        z = torch.exp(-y) + torch.sin(y) * torch.cos(y)
+        return self.fc(z.mean((2, 3)))
+
+
+@pytest.mark.parametrize("count_include_pad", [True, False])
+def test_avg_pooling_and_a_sigmoid_gate_match_torch(seed, count_include_pad):
+    """avg_pool2d (nn.AvgPool2d and F.avg_pool2d), sigmoid, exp, sin and cos through sf.optimize
+    against torch; the pooling's count (padding in or out, ceil_mode's window past the edge) as
+    torch's."""
+    torch.manual_seed(seed)
+    model = _SqueezeExcite(count_include_pad).eval()
+    x = torch.randn(2, 3, 10, 10)
+    opt, report = sf.optimize(model, x, measure=False, timing_runs=1)
+    text = report.graph_text
+    assert text.count("avg_pool2d(") == 2, text
+    for op in ("sigmoid(", "exp(", "sin(", "cos("):
+        assert op in text, (op, text)
+    with torch.no_grad():
+        want = model(x)
+    assert _close(opt(x), want, tol=1e-5), float((opt(x) - want).abs().max())
+
+
+class _RunTimeMask(nn.Module):
+    """Attention whose mask is computed from the input at run time: padding positions (x == 0 in
+    the first feature) masked with masked_fill, scores above a threshold kept with torch.where
+    of a comparison, ~, & and | of boolean tensors, a cast of a bool to float."""
+
+    def forward(self, x):
+        pad = x[..., 0] == 0                                  # [b, t] bool
+        scores = torch.matmul(x, x.transpose(-1, -2))         # [b, t, t]
+        scores = scores.masked_fill(pad[:, None, :], float("-inf"))
+        keep = (scores > -1.0) & ~pad[:, :, None] | (scores >= 4.0)
+        scores = torch.where(keep, scores, torch.tensor(-1e4))
+        weights = torch.softmax(scores, dim=-1)
+        valid = (x[..., 1] != 0.5).float() + (x[..., 2] <= 0).to(x.dtype)
+        return torch.matmul(weights, x) * valid[..., None]
+
+
+def test_comparisons_and_masks_computed_at_run_time_match_torch(seed):
+    """==, !=, >, >=, <=, ~, &, |, masked_fill, torch.where of a computed condition and casts of
+    booleans through sf.optimize against torch, with ties and masked positions in the input."""
+    torch.manual_seed(seed)
+    model = _RunTimeMask().eval()
+    x = torch.randn(2, 6, 8)
+    x[0, 2, 0] = 0  # padding positions
+    x[1, 4, 0] = 0
+    x[1, 1, 1] = 0.5  # a tie for !=
+    x[0, 3, 2] = 0  # a tie for <=
+    opt, report = sf.optimize(model, x, measure=False, timing_runs=1)
+    text = report.graph_text
+    for op in ("equal(", "greater(", "less(", "not(", "where("):
+        assert op in text, (op, text)
+    with torch.no_grad():
+        want = model(x)
+        got = opt(x)
+    assert _close(got, want, tol=1e-5), float((got - want).abs().max())
+    # Another input with other padding positions: the mask really is computed at run time.
+    y = torch.randn(2, 6, 8)
+    y[0, 5, 0] = 0
+    with torch.no_grad():
+        assert _close(opt(y), model(y), tol=1e-5)

@@ -101,6 +101,8 @@ class Translator {
   ValueId reduce();
   ValueId conv();
   ValueId maxPool();
+  ValueId averagePool();
+  ValueId logic();
   ValueId batchNorm();
   ValueId clip();
 
@@ -352,6 +354,56 @@ ValueId Translator::maxPool() {
       {{"kernel", *kernel}, {"stride", strides}, {"padding", pads}, {"dilation", dilations}});
 }
 
+/// AveragePool (2-D: kernel_shape, strides, pads, ceil_mode, count_include_pad, default 0 as ONNX
+/// defines it) -> avg_pool2d, which counts a window's positions as torch does (docs/graph.md).
+ValueId Translator::averagePool() {
+  const ValueId x = value(0);
+  SF_CHECK_CODE(shape(x).size() == 4, ErrorCode::kNotSupported)
+      << where_ << ": only 2-D average pooling (a 4-D input) runs";
+  const std::optional<Dims> kernel = intsAttr(node_, "kernel_shape");
+  SF_USER_CHECK(kernel && kernel->size() == 2) << where_ << ": kernel_shape must have 2 entries";
+  const onnx::AttributeProto* autoPad = findAttr(node_, "auto_pad");
+  const std::string padMode = autoPad ? autoPad->s() : "NOTSET";
+  SF_CHECK_CODE(padMode == "NOTSET" || padMode == "VALID", ErrorCode::kNotSupported)
+      << where_ << ": auto_pad " << padMode << " (give explicit pads)";
+  Dims pads = intsAttr(node_, "pads").value_or(Dims{0, 0, 0, 0});
+  if (padMode == "VALID") pads = {0, 0, 0, 0};
+  SF_USER_CHECK(pads.size() == 4) << where_ << ": pads must have 4 entries for 2-D pooling";
+  const Dims strides = intsAttr(node_, "strides").value_or(Dims{1, 1});
+  SF_USER_CHECK(strides.size() == 2) << where_ << ": strides must have 2 entries";
+  const Dims dilations = intsAttr(node_, "dilations").value_or(Dims{1, 1});
+  SF_CHECK_CODE(dilations == (Dims{1, 1}), ErrorCode::kNotSupported)
+      << where_ << ": average pooling with dilations";
+  return add(OpKind::kAvgPool2d, {x},
+             {{"kernel", *kernel},
+              {"stride", strides},
+              {"padding", pads},
+              {"ceil_mode", intAttr(node_, "ceil_mode", 0) != 0 ? int64_t{1} : int64_t{0}},
+              {"count_include_pad",
+               intAttr(node_, "count_include_pad", 0) != 0 ? int64_t{1} : int64_t{0}}});
+}
+
+/// Comparisons and logic on run-time values: booleans are 1 or 0 in the value type. NaN compares
+/// false, so a <= b is (a < b) or (a == b), not the negation of a > b; And and Or of booleans are
+/// their product and maximum; a Cast to bool is not(not(x)) (nonzero and NaN are true).
+ValueId Translator::logic() {
+  ctx_.integerValued().insert(node_.output(0));
+  if (op_ == "Not") return add(OpKind::kNot, {value(0)});
+  if (op_ == "Cast") return add(OpKind::kNot, {add(OpKind::kNot, {value(0)})});
+  const ValueId a = value(0), b = value(1);
+  if (op_ == "Equal") return add(OpKind::kEqual, {a, b});
+  if (op_ == "Greater") return add(OpKind::kGreater, {a, b});
+  if (op_ == "Less") return add(OpKind::kLess, {a, b});
+  if (op_ == "GreaterOrEqual" || op_ == "LessOrEqual") {
+    const OpKind strict = op_ == "GreaterOrEqual" ? OpKind::kGreater : OpKind::kLess;
+    return add(OpKind::kMaximum, {add(strict, {a, b}), add(OpKind::kEqual, {a, b})});
+  }
+  if (op_ == "And") return add(OpKind::kMul, {a, b});
+  if (op_ == "Or") return add(OpKind::kMaximum, {a, b});
+  if (op_ == "Xor") return add(OpKind::kNot, {add(OpKind::kEqual, {a, b})});
+  unsupported(where_, "not a comparison the graph IR runs");
+}
+
 ValueId Translator::batchNorm() {
   const ValueId x = value(0);
   const Constant &gamma = constant(1), &beta = constant(2), &mean = constant(3), &var = constant(4);
@@ -396,11 +448,20 @@ ValueId Translator::run() {
   if (op_ == "Relu") return add(OpKind::kRelu, {value(0)});
   if (op_ == "Tanh") return add(OpKind::kTanh, {value(0)});
   if (op_ == "Sqrt") return add(OpKind::kSqrt, {value(0)});
+  if (op_ == "Sigmoid") return add(OpKind::kSigmoid, {value(0)});
+  if (op_ == "Exp") return add(OpKind::kExp, {value(0)});
+  if (op_ == "Sin") return add(OpKind::kSin, {value(0)});
+  if (op_ == "Cos") return add(OpKind::kCos, {value(0)});
+  if (op_ == "Equal" || op_ == "Greater" || op_ == "Less" || op_ == "GreaterOrEqual" ||
+      op_ == "LessOrEqual" || op_ == "Not" || op_ == "And" || op_ == "Or" || op_ == "Xor") {
+    return logic();
+  }
   if (op_ == "Reciprocal") return add(OpKind::kDiv, {ctx_.scalar(1.0), value(0)});
   if (op_ == "Neg") return scale(value(0), -1.0);
   if (op_ == "Identity" || op_ == "Dropout") return value(0);
   if (op_ == "Cast") {
     const int64_t to = intAttr(node_, "to", 1);
+    if (to == onnx::TensorProto_DataType_BOOL) return logic();
     const bool toFloat = to == onnx::TensorProto_DataType_FLOAT ||
                          to == onnx::TensorProto_DataType_DOUBLE ||
                          to == onnx::TensorProto_DataType_FLOAT16;
@@ -493,6 +554,7 @@ ValueId Translator::run() {
   if (op_.rfind("Reduce", 0) == 0) return reduce();
   if (op_ == "Conv") return conv();
   if (op_ == "MaxPool") return maxPool();
+  if (op_ == "AveragePool") return averagePool();
   if (op_ == "Where") return add(OpKind::kWhere, {value(0), value(1), value(2)});
   if (op_ == "BatchNormalization") return batchNorm();
   if (op_ == "Clip") return clip();

@@ -92,6 +92,9 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
     case OpKind::kBiasAdd:
     case OpKind::kMinimum:
     case OpKind::kMaximum:
+    case OpKind::kEqual:
+    case OpKind::kGreater:
+    case OpKind::kLess:
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         for (int64_t d = 0; d < rank; ++d) {
           const int64_t od = broadcastDim(g.node(in(i)).type, node.type, d);
@@ -105,6 +108,11 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
     case OpKind::kSilu:
     case OpKind::kTanh:
     case OpKind::kSqrt:
+    case OpKind::kSigmoid:
+    case OpKind::kExp:
+    case OpKind::kSin:
+    case OpKind::kCos:
+    case OpKind::kNot:
       for (int64_t d = 0; d < rank; ++d) dims.link(v, d, in(0), d);
       break;
     case OpKind::kSoftmax:
@@ -156,6 +164,7 @@ void linkNode(const Graph& g, ValueId v, DimClasses& dims) {
       break;
     }
     case OpKind::kMaxPool2d:  // x [N, C, H, W] -> [N, C, Ho, Wo]: images and channels pass
+    case OpKind::kAvgPool2d:
       dims.link(v, 0, in(0), 0);
       dims.link(v, 1, in(0), 1);
       for (int64_t d = 2; d < 4; ++d) {

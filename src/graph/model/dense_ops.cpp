@@ -338,6 +338,48 @@ DenseValue<T> maxPool2d(const Node& node, const Shape& shape, const DenseValue<T
   return out;
 }
 
+/// Average pooling as torch's avg_pool2d: a window's positions inside the padded input (clipped
+/// at its bottom/right padding, which a ceil_mode window may pass) divide its sum when
+/// count_include_pad is 1, its input elements when 0.
+template <typename T>
+DenseValue<T> avgPool2d(const Node& node, const Shape& shape, const DenseValue<T>& x) {
+  DenseValue<T> out = zeros<T>(shape);
+  const Shape kernel = listAttr(node, "kernel"), stride = listAttr(node, "stride");
+  const Shape pad = listAttr(node, "padding");
+  const bool countPad = intAttr(node, "count_include_pad") == 1;
+  const int64_t planes = x.shape[0] * x.shape[1], h = x.shape[2], w = x.shape[3];
+  const int64_t ho = shape[2], wo = shape[3];
+#pragma omp parallel for schedule(static) if (planes * ho * wo * kernel[0] * kernel[1] > 1000000)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T* xin = x.data.data() + plane * h * w;
+    T* y = out.data.data() + plane * ho * wo;
+    for (int64_t yi = 0; yi < ho; ++yi) {
+      const int64_t top = yi * stride[0] - pad[0];
+      const int64_t bottom = std::min(top + kernel[0], h + pad[2]);
+      const int64_t r0 = std::max<int64_t>(top, 0), r1 = std::min(bottom, h);
+      for (int64_t yj = 0; yj < wo; ++yj) {
+        const int64_t left = yj * stride[1] - pad[1];
+        const int64_t right = std::min(left + kernel[1], w + pad[3]);
+        const int64_t c0 = std::max<int64_t>(left, 0), c1 = std::min(right, w);
+        T sum = 0;
+        for (int64_t r = r0; r < r1; ++r) {
+          for (int64_t c = c0; c < c1; ++c) sum += xin[r * w + c];
+        }
+        const int64_t count = countPad ? (bottom - top) * (right - left) : (r1 - r0) * (c1 - c0);
+        y[yi * wo + yj] = sum / static_cast<T>(count);
+      }
+    }
+  }
+  return out;
+}
+
+/// 1 or 0 in the value type, for a comparison and for `not` (NaN compares false; not NaN is 0,
+/// NaN being true as torch's bool of it).
+template <typename T>
+T truth(bool b) {
+  return b ? T(1) : T(0);
+}
+
 template <typename T>
 DenseValue<T> embedding(const Graph& graph, const Node& node, const Shape& shape,
                         const DenseValue<T>& table, const DenseValue<T>& ids) {
@@ -391,6 +433,17 @@ DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
     case OpKind::kSilu: return unary(x, [](T v) { return ew::Silu<T>(v); });
     case OpKind::kTanh: return unary(x, [](T v) { return std::tanh(v); });
     case OpKind::kSqrt: return unary(x, [](T v) { return std::sqrt(v); });  // NaN below 0
+    case OpKind::kSigmoid: return unary(x, [](T v) { return T(1) / (T(1) + std::exp(-v)); });
+    case OpKind::kExp: return unary(x, [](T v) { return std::exp(v); });
+    case OpKind::kSin: return unary(x, [](T v) { return std::sin(v); });
+    case OpKind::kCos: return unary(x, [](T v) { return std::cos(v); });
+    case OpKind::kNot: return unary(x, [](T v) { return truth<T>(v == T(0)); });
+    case OpKind::kEqual:
+      return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) { return truth<T>(a == b); });
+    case OpKind::kGreater:
+      return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) { return truth<T>(a > b); });
+    case OpKind::kLess:
+      return broadcastBinary(shape, x, *operands.at(1), [](T a, T b) { return truth<T>(a < b); });
     case OpKind::kSoftmax: return softmax(x, intAttr(node, "axis"));
     case OpKind::kLayerNorm:
       return layerNorm(x, operands.size() > 1 ? operands[1] : nullptr,
@@ -419,6 +472,7 @@ DenseValue<T> evaluateOp(const Graph& graph, const Node& node,
     case OpKind::kConv2d:
       return conv2d(node, shape, x, *operands.at(1), operands.size() > 2 ? operands[2] : nullptr);
     case OpKind::kMaxPool2d: return maxPool2d(node, shape, x);
+    case OpKind::kAvgPool2d: return avgPool2d(node, shape, x);
     case OpKind::kWhere: return where(shape, x, *operands.at(1), *operands.at(2));
     case OpKind::kReduceSum: return reduce(shape, x, intAttr(node, "axis"), false);
     case OpKind::kReduceMax: return reduce(shape, x, intAttr(node, "axis"), true);
@@ -479,6 +533,14 @@ bool evaluateInPlace(const Node& node, DenseValue<T>& target,
     case OpKind::kSilu: return unaryInPlace([](T v) { return ew::Silu<T>(v); });
     case OpKind::kTanh: return unaryInPlace([](T v) { return std::tanh(v); });
     case OpKind::kSqrt: return unaryInPlace([](T v) { return std::sqrt(v); });
+    case OpKind::kSigmoid: return unaryInPlace([](T v) { return T(1) / (T(1) + std::exp(-v)); });
+    case OpKind::kExp: return unaryInPlace([](T v) { return std::exp(v); });
+    case OpKind::kSin: return unaryInPlace([](T v) { return std::sin(v); });
+    case OpKind::kCos: return unaryInPlace([](T v) { return std::cos(v); });
+    case OpKind::kNot: return unaryInPlace([](T v) { return truth<T>(v == T(0)); });
+    case OpKind::kEqual: return binaryInPlace([](T a, T b) { return truth<T>(a == b); });
+    case OpKind::kGreater: return binaryInPlace([](T a, T b) { return truth<T>(a > b); });
+    case OpKind::kLess: return binaryInPlace([](T a, T b) { return truth<T>(a < b); });
     default: return false;
   }
 }

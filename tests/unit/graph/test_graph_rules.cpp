@@ -228,6 +228,68 @@ output %2
   EXPECT_EQ(tesaOf(g, 0), "{zero@0=[1], zero@1=[2], zero@3=[5], dead@1=[3], ge=-1}");
 }
 
+TEST(GraphRules, FunctionsThatMoveZeroKeepNoZeroAndSinKeepsThem) {
+  // sigmoid(0) = 0.5, exp(0) = 1, cos(0) = 1, not(0) = 1: x's zero rows are no zeros of theirs;
+  // sigmoid and exp map the bound (increasing), cos and sin are within [-1, 1], sin keeps zeros.
+  // Dead rows (3, sliced off) pass back through each.
+  const Graph g = propagated(R"(%0 = input "x" : f32[4, 6] {zero@0=[2], ge=0}
+%1 = sigmoid(%0)
+%2 = exp(%0)
+%3 = cos(%0)
+%4 = sin(%0)
+%5 = not(%0)
+%6 = input "y" : f32[4, 6] {zero@0=[2]}
+%7 = exp(%6)
+%8 = slice(%1, axis=0, start=0, end=3)
+output %8, %2, %3, %4, %5, %7
+)");
+  EXPECT_EQ(tesaOf(g, 1), "{dead@0=[3], ge=0.5}");
+  EXPECT_EQ(tesaOf(g, 2), "{ge=1}");
+  EXPECT_EQ(tesaOf(g, 3), "{ge=-1}");
+  EXPECT_EQ(tesaOf(g, 4), "{zero@0=[2], ge=-1}");
+  EXPECT_EQ(tesaOf(g, 5), "{ge=0}");
+  EXPECT_EQ(tesaOf(g, 7), "{ge=0}");
+}
+
+TEST(GraphRules, ComparisonsAreZeroWhereTheirOperandsZerosAndBoundsSaySo) {
+  // a > b is 0 where both are 0 (column 1), or where a is 0 and b is never negative; a < b is
+  // b > a; a == b is 0 where one is 0 and the other positive by its bound. Dead columns pass back.
+  const Graph g = propagated(R"(%0 = input "a" : f32[3, 6] {zero@1=[1, 2]}
+%1 = input "b" : f32[3, 6] {zero@1=[1, 4]}
+%2 = greater(%0, %1)
+%3 = less(%0, %1)
+%4 = input "p" : f32[6] {zero@0=[3], ge=0}
+%5 = greater(%0, %4)
+%6 = less(%4, %0)
+%7 = input "q" : f32[3, 6] {ge=0.5}
+%8 = equal(%0, %7)
+%9 = equal(%0, %1)
+%10 = slice(%2, axis=1, start=0, end=5)
+output %10, %3, %5, %6, %8, %9
+)");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@1=[1], dead@1=[5], ge=0}");
+  EXPECT_EQ(tesaOf(g, 3), "{zero@1=[1], ge=0}");
+  EXPECT_EQ(tesaOf(g, 5), "{zero@1=[1, 2], ge=0}");
+  EXPECT_EQ(tesaOf(g, 6), "{zero@1=[1, 2], ge=0}");
+  EXPECT_EQ(tesaOf(g, 8), "{zero@1=[1, 2], ge=0}");
+  EXPECT_EQ(tesaOf(g, 9), "{ge=0}");
+}
+
+TEST(GraphRules, AvgPoolKeepsZeroPlanesAndCountedPaddingLowersTheBound) {
+  // As max_pool2d: zero images and channels stay zero, dead channels pass back; the bound 1
+  // holds without padding or when padding is not counted, and falls to 0 when padded zeros count.
+  const Graph g = propagated(R"(%0 = input "x" : f32[2, 4, 6, 6] {zero@1=[2], ge=1}
+%1 = avg_pool2d(%0, kernel=[2, 2])
+%2 = avg_pool2d(%0, kernel=[3, 3], stride=[2, 2], padding=[1, 1, 1, 1])
+%3 = avg_pool2d(%0, kernel=[3, 3], stride=[2, 2], padding=[1, 1, 1, 1], count_include_pad=0)
+%4 = slice(%1, axis=1, start=0, end=3)
+output %4, %2, %3
+)");
+  EXPECT_EQ(tesaOf(g, 1), "{zero@1=[2], dead@1=[3], ge=1}");
+  EXPECT_EQ(tesaOf(g, 2), "{zero@1=[2], ge=0}");
+  EXPECT_EQ(tesaOf(g, 3), "{zero@1=[2], ge=1}");
+}
+
 TEST(GraphRules, WhereKeepsWhatBothBranchesOrTheFalseBranchMakeZero) {
   // Column 1: a and b both zero. Column 3: cond false (zero) and b zero. Column 4: a zero but b
   // not, cond unknown: not a zero. Backward: the result's dead column 5 in all three; a is also

@@ -62,6 +62,23 @@ const char* const kMisc = R"(%0 = param "emb" : f16[100, 8] {block=[10, 4]:[[0, 
 output %13, %18
 )";
 
+// The functions, comparisons and pooling of vision models and attention masks.
+const char* const kMasksAndPools = R"(%0 = input "x" : f32[2, 3, 7, 7] {zero@1=[1]}
+%1 = avg_pool2d(%0, kernel=[3, 3], stride=[2, 2], padding=[1, 1, 1, 1], ceil_mode=1, count_include_pad=0) : f32[2, 3, 4, 4]
+%2 = sigmoid(%1)
+%3 = exp(%2)
+%4 = sin(%3)
+%5 = cos(%4)
+%6 = param "t" : f32[4] {ge=0.5}
+%7 = greater(%5, %6)
+%8 = less(%5, %6)
+%9 = equal(%7, %8)
+%10 = not(%9)
+%11 = where(%10, %1, %5)
+%12 = avg_pool2d(%11, kernel=[2, 2])
+output %12
+)";
+
 void expectRoundTrip(const Graph& g) {
   const std::string text = print(g);
   SCOPED_TRACE(text);
@@ -72,7 +89,7 @@ void expectRoundTrip(const Graph& g) {
 }
 
 TEST(GraphText, RoundTripsBeforeAndAfterPropagation) {
-  for (const char* text : {kMlp, kAttention, kMisc}) {
+  for (const char* text : {kMlp, kAttention, kMisc, kMasksAndPools}) {
     Graph g = parseGraph(text);
     expectRoundTrip(g);
     EXPECT_TRUE(propagate(g).converged);

@@ -561,19 +561,178 @@ TEST(OnnxImport, CausalMaskWhereOverRunTimeScoresMatchesFloat64) {
              want);
 }
 
+// Sigmoid, Exp, Sin and Cos of run-time values (a squeeze-and-excitation gate, a written-out
+// softmax, rotary angles computed from positions), each an operator of its own.
+TEST(OnnxImport, SigmoidExpSinAndCosOfRunTimeValuesMatchFloat64) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  OnnxBuilder b;
+  b.input("x", {3, 4});
+  b.node("Sigmoid", {"x"}, "s");
+  b.node("Exp", {"x"}, "e");
+  b.node("Sin", {"x"}, "sn");
+  b.node("Cos", {"x"}, "cs");
+  b.node("Mul", {"x", "s"}, "gated");  // stays a product: the gate is an output too (not silu)
+  b.node("Add", {"gated", "e"}, "t1");
+  b.node("Mul", {"sn", "cs"}, "t2");
+  b.node("Add", {"t1", "t2"}, "y");
+  b.output("y");
+  b.output("s");
+  const Model m = b.import();
+  const std::string text = print(m.graph);
+  for (const char* op : {"exp(", "sin(", "cos(", "sigmoid("}) {
+    EXPECT_NE(text.find(op), std::string::npos) << op << " in\n" << text;
+  }
+  std::vector<double> x = randomValues(12, rng);
+  for (double& v : x) v = static_cast<float>(v * 6);  // beyond +-pi, where sin and cos turn
+  std::vector<double> want, gate;
+  for (double v : x) {
+    const double sig = 1 / (1 + std::exp(-v));
+    gate.push_back(sig);
+    want.push_back(v * sig + std::exp(v) + std::sin(v) * std::cos(v));
+  }
+  const std::map<std::string, DenseValue<float>> in{
+      {"x", {{3, 4}, std::vector<float>(x.begin(), x.end())}}};
+  expectNear(run(m, in, 0), want);
+  expectNear(run(m, in, 1), gate);
+}
+
+// Comparisons and logic of run-time values (an attention mask built from the ids at run time):
+// booleans are 1 or 0; NaN compares false (so LessOrEqual is not Not(Greater)); Cast to bool makes
+// nonzero and NaN true; Where takes the computed condition.
+TEST(OnnxImport, ComparisonsAndLogicOfRunTimeValuesMatchTorchsBooleans) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t n = 24;
+  OnnxBuilder b;
+  b.input("a", {2, n / 2});
+  b.input("c", {2, n / 2});
+  b.scalar("zero", 0.0);
+  b.node("Greater", {"a", "c"}, "gt");
+  b.node("LessOrEqual", {"a", "c"}, "le");
+  b.node("GreaterOrEqual", {"a", "c"}, "ge");
+  b.node("Equal", {"a", "zero"}, "isZero");
+  b.node("Not", {"isZero"}, "nonZero");
+  b.node("Less", {"a", "c"}, "lt");
+  b.node("And", {"lt", "nonZero"}, "both");
+  b.node("Or", {"gt", "isZero"}, "either");
+  b.node("Xor", {"le", "ge"}, "notEqual");
+  OnnxBuilder::intAttr(b.node("Cast", {"a"}, "truthy"), "to", onnx::TensorProto_DataType_BOOL);
+  b.node("Where", {"both", "a", "c"}, "picked");
+  int k = 0;
+  for (const char* out : {"gt", "le", "ge", "both", "either", "notEqual", "truthy", "picked"}) {
+    std::string f = "f" + std::to_string(k++);
+    OnnxBuilder::intAttr(b.node("Cast", {out}, f), "to", onnx::TensorProto_DataType_FLOAT);
+    b.output(f);
+  }
+  const Model m = b.import();
+  std::vector<double> a = randomValues(n, rng), c = randomValues(n, rng);
+  // Ties, zeros and NaN in places: a == c at 0..3, a == 0 at 4..6, a NaN at 7, c NaN at 8.
+  for (size_t i = 0; i < 4; ++i) c[i] = a[i];
+  for (size_t i = 4; i < 7; ++i) a[i] = 0;
+  a[7] = std::nan("");
+  c[8] = std::nan("");
+  std::vector<std::vector<double>> want(8);
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+    const double x = a[i], y = c[i];
+    const bool lt = x < y, both = lt && x != 0;
+    const std::vector<double> row = {double(x > y),           double(x <= y),
+                                     double(x >= y),          double(both),
+                                     double(x > y || x == 0), double((x <= y) != (x >= y)),
+                                     double(x != 0),          both ? x : y};
+    for (size_t o = 0; o < row.size(); ++o) want[o].push_back(row[o]);
+  }
+  const std::map<std::string, DenseValue<float>> in{
+      {"a", {{2, n / 2}, std::vector<float>(a.begin(), a.end())}},
+      {"c", {{2, n / 2}, std::vector<float>(c.begin(), c.end())}}};
+  for (size_t o = 0; o < want.size(); ++o) {
+    SCOPED_TRACE("output " + std::to_string(o));
+    const std::vector<float> got = run(m, in, o);
+    ASSERT_EQ(got.size(), want[o].size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (std::isnan(want[o][i])) {
+        EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
+      } else {
+        EXPECT_EQ(got[i], static_cast<float>(want[o][i])) << "element " << i;
+      }
+    }
+  }
+}
+
+// AveragePool with asymmetric pads and ceil_mode, counting the padding or not, against float64
+// loops written as torch defines the window's count (positions inside the padded input; a
+// ceil_mode window's part past the end padding never counts).
+TEST(OnnxImport, AveragePoolWithPadsAndCeilModeCountsAsTorchDoes) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t c = 2, h = 5, w = 6, k = 3, stride = 2;
+  const Dims pads = {1, 0, 0, 0};  // top, left, bottom, right: the last windows pass both ends
+  OnnxBuilder b;
+  b.input("x", {1, c, h, w});
+  for (int include = 0; include < 2; ++include) {
+    const std::string out = include ? "with_pad" : "without_pad";
+    onnx::NodeProto* pool = b.node("AveragePool", {"x"}, out);
+    OnnxBuilder::intsAttr(pool, "kernel_shape", {k, k});
+    OnnxBuilder::intsAttr(pool, "strides", {stride, stride});
+    OnnxBuilder::intsAttr(pool, "pads", pads);
+    OnnxBuilder::intAttr(pool, "ceil_mode", 1);
+    if (include) OnnxBuilder::intAttr(pool, "count_include_pad", 1);
+    b.output(out);
+  }
+  const Model m = b.import();
+  const std::string text = print(m.graph);
+  EXPECT_NE(text.find("avg_pool2d("), std::string::npos) << text;
+  const auto x = randomValues(c * h * w, rng);
+  auto extent = [&](int64_t size, int64_t lo, int64_t hi) {
+    int64_t n = (size + lo + hi - k + stride - 1) / stride + 1;
+    if ((n - 1) * stride >= size + lo) --n;
+    return n;
+  };
+  const int64_t ho = extent(h, pads[0], pads[2]), wo = extent(w, pads[1], pads[3]);
+  EXPECT_EQ(ho, 3);
+  EXPECT_EQ(wo, 3);  // ceil_mode: 3 windows (2 without), the last one column past the edge
+  for (int include = 0; include < 2; ++include) {
+    std::vector<double> want;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t i = 0; i < ho; ++i) {
+        for (int64_t j = 0; j < wo; ++j) {
+          double sum = 0;
+          int64_t inside = 0, padded = 0;
+          for (int64_t r = 0; r < k; ++r) {
+            for (int64_t s2 = 0; s2 < k; ++s2) {
+              const int64_t xi = i * stride - pads[0] + r, xj = j * stride - pads[1] + s2;
+              if (xi < h + pads[2] && xj < w + pads[3]) ++padded;  // within the padded input
+              if (xi < 0 || xi >= h || xj < 0 || xj >= w) continue;
+              sum += x[static_cast<size_t>((ch * h + xi) * w + xj)];
+              ++inside;
+            }
+          }
+          want.push_back(sum / static_cast<double>(include ? padded : inside));
+        }
+      }
+    }
+    expectNear(run(m, {{"x", {{1, c, h, w}, std::vector<float>(x.begin(), x.end())}}},
+                   static_cast<size_t>(include)),
+               want);
+  }
+}
+
 // A model is translated operator by operator and stops at the first one the graph IR cannot run
-// (Sin), naming the node.
+// (Atan), naming the node.
 TEST(OnnxImport, UnsupportedOperatorNamesTheNode) {
   OnnxBuilder b;
   b.input("x", {2, 3});
-  b.node("Sin", {"x"}, "y", "/block/Sin");
+  b.node("Atan", {"x"}, "y", "/block/Atan");
   b.output("y");
   try {
     b.import();
     FAIL() << "imported";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kNotSupported);
-    EXPECT_NE(std::string(e.what()).find("test.onnx: node 0 \"/block/Sin\" (Sin)"),
+    EXPECT_NE(std::string(e.what()).find("test.onnx: node 0 \"/block/Atan\" (Atan)"),
               std::string::npos)
         << e.what();
   }
@@ -767,7 +926,8 @@ TEST(OnnxImport, EmbeddingTableAsAConstantNode) {
 }
 
 // The bundled torch exports (data/onnx: a tiny BertModel at opsets 13 and 17, an MLP with GELU, a
-// CNN with batch norm, a CNN with max pooling, an RMSNorm block; the same kinds of models against
+// CNN with batch norm, a CNN with max pooling, an RMSNorm block, a CNN with average pooling, a
+// sigmoid gate and a mask computed at run time; the same kinds of models against
 // torch itself are in tests/python/test_onnx.py)
 // import with the exporter's idioms resolved, and the executor agrees with the float64 evaluator
 // of the imported graph on random inputs.
@@ -776,8 +936,9 @@ TEST(OnnxImport, BundledTorchExportsRunLikeTheFloat64Reference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   const std::string dir = std::string(SPARSEFLOW_DATA_DIR) + "/onnx/";
-  for (const char* file : {"bert_tiny_opset13.onnx", "bert_tiny_opset17.onnx", "mlp_gelu.onnx",
-                           "cnn_bn.onnx", "cnn_maxpool.onnx", "rms_norm.onnx"}) {
+  for (const char* file :
+       {"bert_tiny_opset13.onnx", "bert_tiny_opset17.onnx", "mlp_gelu.onnx", "cnn_bn.onnx",
+        "cnn_maxpool.onnx", "rms_norm.onnx", "cnn_gated_mask.onnx"}) {
     SCOPED_TRACE(file);
     const Model m = importOnnx(dir + file);
     const std::string text = print(m.graph);
@@ -794,6 +955,12 @@ TEST(OnnxImport, BundledTorchExportsRunLikeTheFloat64Reference) {
     }
     if (std::string(file) == "cnn_maxpool.onnx") {
       EXPECT_NE(text.find("max_pool2d("), std::string::npos) << text;
+    }
+    if (std::string(file) == "cnn_gated_mask.onnx") {
+      for (const char* op : {"avg_pool2d(", "sigmoid(", "exp(", "sin(", "cos(", "equal(", "not(",
+                             "greater(", "less(", "where("}) {
+        EXPECT_NE(text.find(op), std::string::npos) << op << " in\n" << text;
+      }
     }
     if (std::string(file) == "rms_norm.onnx") {
       EXPECT_NE(text.find("sqrt("), std::string::npos) << text;
