@@ -54,6 +54,7 @@ __version__ = _C.__version__
 _TORCH_NAMES = {
     "SparseLinear": "torch_layers",
     "ScriptableSparseLinear": "torch_layers",
+    "FormatLinear": "torch_format_linear",
     "sparsify": "torch_sparsify",
     "SparsifyReport": "torch_sparsify",
     "LayerReport": "torch_sparsify",

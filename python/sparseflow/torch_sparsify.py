@@ -1,16 +1,22 @@
-"""sparsify(model): replaces the chosen nn.Linear layers by SparseLinear and reports every one.
+"""sparsify(model): replaces the chosen nn.Linear layers by SparseLinear (pruned to n:m) or, with
+pattern="auto", by the fastest exact layer measured (dense, 2:4 where the weight is already 2:4,
+FormatLinear in csr or bsr), and reports every one.
 
-Nothing is replaced silently: the report lists each nn.Linear, replaced or skipped with the reason.
+Nothing is replaced silently: the report lists each nn.Linear, replaced or skipped with the reason
+(and under "auto" the candidates' measured times).
 """
 
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+import statistics
+import time
+from dataclasses import dataclass, field
 
 import torch
 
 from ._ext import _C
+from .errors import InvalidArgument
 from .layer_reports import LayerList
 from .nm import SparsifyDiff
 from .torch_layers import SparseLinear
@@ -27,6 +33,8 @@ class LayerReport:
     bytes_before: int
     bytes_after: int
     diff: SparsifyDiff | None = None
+    format: str = ""  # what the layer runs as: "2:4", "csr", "bsr:4x4", "dense"
+    times_ms: dict = field(default_factory=dict)  # pattern="auto": each candidate's median time
 
     @property
     def max_error(self):
@@ -74,7 +82,13 @@ class SparsifyReport(LayerList):
                  f"layers replaced, {self.bytes_before} -> {self.bytes_after} bytes"]
         for layer in self.layers:
             shape = f"{layer.shape[0]}x{layer.shape[1]}"
-            if layer.replaced:
+            times = ", ".join(f"{k} {v:.3g} ms" for k, v in layer.times_ms.items())
+            if layer.times_ms:
+                verdict = (f"-> {layer.format}" if layer.replaced else
+                           f"kept dense ({layer.reason})")
+                lines.append(f"  {layer.name}: {shape} {verdict}, {layer.bytes_before} -> "
+                             f"{layer.bytes_after} bytes; measured {times}")
+            elif layer.replaced:
                 d = layer.diff
                 lines.append(f"  {layer.name}: {shape} replaced, {layer.bytes_before} -> "
                              f"{layer.bytes_after} bytes, max error {d.max_error:.4g}, relative "
@@ -116,9 +130,18 @@ def _skip_reason(name, linear, include, exclude, group, in_attention, is_root):
 
 
 def sparsify(model: torch.nn.Module, pattern: str = "2:4", include=None, exclude=None,
-             threads: int = 0) -> SparsifyReport:
+             threads: int = 0, *, batch: int = 32, formats=("csr", "bsr:4x4"),
+             reps: int = 5, prune: bool = False) -> SparsifyReport:
     """Replaces the chosen nn.Linear layers of ``model`` (in place) by SparseLinear layers
     pruned to ``pattern``, and reports every Linear layer it saw.
+
+    ``pattern="auto"`` prunes nothing: per layer it times, on random float32 inputs of ``batch``
+    rows as forward is called (median of ``reps`` calls after a warm-up), the layer as it is
+    (dense), 2:4 where the weight already is 2:4 (SparseLinear, no value changed) and
+    FormatLinear in each of ``formats`` (exact sparse formats; float32 weights), and keeps the
+    fastest; ``report[name].times_ms`` holds every candidate's time and ``.format`` the choice.
+    ``prune=True`` lets it prune to 2:4 by magnitude where that is fastest (the report's diff then
+    says what pruning changed).
 
     ``include``/``exclude``: fnmatch patterns (a string or a list) on qualified module names
     such as ``"encoder.0.fc1"``; default include all. A layer is replaced when some include
@@ -126,8 +149,12 @@ def sparsify(model: torch.nn.Module, pattern: str = "2:4", include=None, exclude
     the reason (not matched, excluded, in_features not a multiple of the group size, a dtype or
     device the kernels do not take, part of nn.MultiheadAttention, a subclass of Linear).
     """
-    pattern = _C.nm_pattern(pattern)
-    group = int(pattern.split(":")[1])
+    auto = pattern == "auto"
+    pattern = "2:4" if auto else _C.nm_pattern(pattern)
+    group = 1 if auto else int(pattern.split(":")[1])
+    if auto and (int(batch) < 1 or int(reps) < 1):
+        raise InvalidArgument(f"sparsify(pattern='auto') needs batch >= 1 and reps >= 1, got "
+                              f"batch={batch}, reps={reps}")
     include = [include] if isinstance(include, str) else list(include or ["*"])
     exclude = [exclude] if isinstance(exclude, str) else list(exclude or [])
     in_attention = set()
@@ -145,15 +172,61 @@ def sparsify(model: torch.nn.Module, pattern: str = "2:4", include=None, exclude
         if reason:
             layers.append(LayerReport(name, shape, False, reason, before, before))
             continue
+        if auto:
+            report, sparse = _fastest_exact(name, module, before, int(batch), list(formats),
+                                            int(reps), threads, prune)
+            layers.append(report)
+            if sparse is not None:
+                replacements[id(module)] = sparse
+            continue
         sparse, diff = SparseLinear.from_dense(module, pattern, return_diff=True, threads=threads)
         after = sparse.weight_bytes + (4 * module.out_features if module.bias is not None else 0)
-        layers.append(LayerReport(name, shape, True, "", before, after, diff))
+        layers.append(LayerReport(name, shape, True, "", before, after, diff, pattern))
         replacements[id(module)] = sparse
     for parent in list(model.modules()):  # every reference, so shared layers are swapped too
         for child_name, child in list(parent._modules.items()):
             if child is not None and id(child) in replacements:
                 setattr(parent, child_name, replacements[id(child)])
-    return SparsifyReport(pattern, layers)
+    return SparsifyReport("auto" if auto else pattern, layers)
+
+
+def _median_ms(layer, x, reps: int) -> float:
+    with torch.no_grad():
+        layer(x)  # warm-up: kernels compiled, caches filled
+        times = []
+        for _ in range(reps):
+            start = time.perf_counter()
+            layer(x)
+            times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def _fastest_exact(name, linear, before, batch, formats, reps, threads, prune):
+    """(report, replacement or None): the fastest of the layer as it is, 2:4 where exact (or
+    allowed to prune) and FormatLinear in each format, timed on the same random input."""
+    from .torch_format_linear import FormatLinear
+
+    shape = (linear.out_features, linear.in_features)
+    bias_bytes = 4 * linear.out_features if linear.bias is not None else 0
+    x = torch.randn(batch, linear.in_features, dtype=linear.weight.dtype)
+    candidates = {"dense": (linear, before)}
+    diff = None
+    if linear.in_features % 4 == 0:
+        two_four, diff = SparseLinear.from_dense(linear, "2:4", return_diff=True, threads=threads)
+        if diff.max_error == 0 or prune:  # already 2:4 (nothing pruned), or pruning allowed
+            candidates["2:4"] = (two_four, two_four.weight_bytes + bias_bytes)
+    if linear.weight.dtype == torch.float32:
+        for fmt in formats:
+            layer = FormatLinear.from_dense(linear, fmt)
+            candidates[fmt] = (layer, layer.weight_bytes + bias_bytes)
+    times = {key: _median_ms(layer, x, reps) for key, (layer, _) in candidates.items()}
+    best = min(times, key=times.get)
+    layer, after = candidates[best]
+    if best == "dense":
+        return LayerReport(name, shape, False, "dense is the fastest", before, before,
+                           format="dense", times_ms=times), None
+    return LayerReport(name, shape, True, "", before, after, diff if best == "2:4" else None,
+                       format=best, times_ms=times), layer
 
 
 __all__ = ["LayerReport", "SparsifyReport", "sparsify"]
