@@ -136,7 +136,8 @@ def sparsify(model: torch.nn.Module, pattern: str = "2:4", include=None, exclude
     pruned to ``pattern``, and reports every Linear layer it saw.
 
     ``pattern="auto"`` prunes nothing: per layer it times, on random float32 inputs of ``batch``
-    rows as forward is called (median of ``reps`` calls after a warm-up), the layer as it is
+    rows as forward is called (medians over ``reps`` rounds that call every candidate once, in a
+    rotating order, after a warm-up), the layer as it is
     (dense), 2:4 where the weight already is 2:4 (SparseLinear, no value changed) and
     FormatLinear in each of ``formats`` (exact sparse formats; float32 weights), and keeps the
     fastest; ``report[name].times_ms`` holds every candidate's time and ``.format`` the choice.
@@ -190,15 +191,22 @@ def sparsify(model: torch.nn.Module, pattern: str = "2:4", include=None, exclude
     return SparsifyReport("auto" if auto else pattern, layers)
 
 
-def _median_ms(layer, x, reps: int) -> float:
+def _interleaved_medians(layers: dict, x, reps: int) -> dict:
+    """Each layer's median time (ms) over `reps` rounds that call every layer once, in a rotating
+    order, after a warm-up round: a machine's slow spell (or torch's own thread pool warming up)
+    falls on every candidate alike instead of on whichever was timed then."""
+    names = list(layers)
+    samples = {name: [] for name in names}
     with torch.no_grad():
-        layer(x)  # warm-up: kernels compiled, caches filled
-        times = []
-        for _ in range(reps):
-            start = time.perf_counter()
-            layer(x)
-            times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+        for name in names:
+            layers[name](x)  # warm-up: kernels compiled, caches filled
+        for r in range(reps):
+            for k in range(len(names)):
+                name = names[(r + k) % len(names)]
+                start = time.perf_counter()
+                layers[name](x)
+                samples[name].append((time.perf_counter() - start) * 1e3)
+    return {name: statistics.median(samples[name]) for name in names}
 
 
 def _fastest_exact(name, linear, before, batch, formats, reps, threads, prune):
@@ -219,7 +227,7 @@ def _fastest_exact(name, linear, before, batch, formats, reps, threads, prune):
         for fmt in formats:
             layer = FormatLinear.from_dense(linear, fmt)
             candidates[fmt] = (layer, layer.weight_bytes + bias_bytes)
-    times = {key: _median_ms(layer, x, reps) for key, (layer, _) in candidates.items()}
+    times = _interleaved_medians({key: layer for key, (layer, _) in candidates.items()}, x, reps)
     best = min(times, key=times.get)
     layer, after = candidates[best]
     if best == "dense":
