@@ -141,13 +141,13 @@ int runKernel(KernelArgs args) {
     if (name == out)
       fail("--in " + name + "=" + path + ": '" + name + "' is the kernel's output; use --out");
   }
-  const Kernel kernel = compileKernel(args, options);
-  if (args.printAfterAll) std::fputs(kernel.passLog().c_str(), stdout);
-  for (const std::string& p : args.prints) std::fputs(printed(kernel, p).c_str(), stdout);
-  if (args.noRun) return 0;
-
-  // Inputs, read in the value type and format the kernel was compiled for.
+  // Inputs first, in the value type asked for: an operand read from a sparse file (a Matrix
+  // Market coordinate matrix, FROSTT, DLMC, a sparse .sft) without --format keeps the file's
+  // format (csr for a matrix), as `sparseflow tune`'s default configuration does; computing it
+  // densely is --format NAME=dense.
+  KernelOptions compiled = options;
   std::map<std::string, Tensor> tensors;
+  std::vector<std::string> fromFiles;
   for (const auto& [name, path] : inputs) {
     ReadOptions read;
     auto dtype = options.dtypes.find(name);
@@ -166,9 +166,19 @@ int runKernel(KernelArgs args) {
         throw Error(e.code(), "--format " + name + "=" + format->second + " for --in " + name +
                                   "=" + path + ": " + e.what());
       }
+    } else if (!t.format().isDenseRowMajor()) {
+      compiled.formats[name] = t.format().toString();
+      fromFiles.push_back(name + ": " + t.format().toString() + ", the format read from " + path +
+                          " (--format " + name + "=dense to compute it densely)");
     }
     tensors.emplace(name, std::move(t));
   }
+  const Kernel kernel = compileKernel(args, compiled);
+  for (const std::string& note : fromFiles) std::printf("format of %s\n", note.c_str());
+  if (args.printAfterAll) std::fputs(kernel.passLog().c_str(), stdout);
+  for (const std::string& p : args.prints) std::fputs(printed(kernel, p).c_str(), stdout);
+  if (args.noRun) return 0;
+
   std::map<std::string, const Tensor*> bound;
   std::string given;
   for (const auto& [name, t] : tensors) {

@@ -171,6 +171,31 @@ TEST_F(CliRun, SpmvCsrOnRealMatrixMatchesFloat64Reference) {
   EXPECT_EQ(files(), (std::vector<std::string>{"x.npy", "y.npy"}));  // nothing else written
 }
 
+TEST_F(CliRun, ASparseFileWithoutFormatKeepsItsFormatAndDenseIsAsked) {
+  // No --format: the matrix read from a Matrix Market file stays csr (the CSR provider runs, a
+  // line says so) instead of being densified for a dense kernel; --format A=dense computes it
+  // densely. Both match float64.
+  const Triplets a = readMtx(kMatrix);
+  const std::vector<float> x = randomVector(static_cast<size_t>(a.cols), std::random_device{}());
+  writeNpy(dir_ / "x.npy", x);
+  const Result r = run({"run", "y(i) = A(i,j) * x(j)", "--in", "A=" + kMatrix, "--in", "x=x.npy",
+                        "--out", "y=y.npy"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("format of A: csr, the format read from " + kMatrix +
+                       " (--format A=dense to compute it densely)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("provider: csr_spmm"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("format of x"), std::string::npos) << r.out;  // a .npy is dense
+  expectSpmv(a, x, readNpy(dir_ / "y.npy"), 1.0);
+  const Result dense = run({"run", "y(i) = A(i,j) * x(j)", "--format", "A=dense", "--in",
+                            "A=" + kMatrix, "--in", "x=x.npy", "--out", "y=y.npy"});
+  ASSERT_EQ(dense.status, 0) << dense.err;
+  EXPECT_EQ(dense.out.find("format of A"), std::string::npos) << dense.out;
+  EXPECT_NE(dense.out.find("A: dense"), std::string::npos) << dense.out;
+  expectSpmv(a, x, readNpy(dir_ / "y.npy"), 1.0);
+}
+
 TEST_F(CliRun, ScheduleRepeatAndPrintFlags) {
   const Triplets a = readMtx(kMatrix);
   const std::vector<float> x = randomVector(static_cast<size_t>(a.cols), std::random_device{}());
