@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 
 import numpy as np
@@ -42,13 +43,19 @@ class Kernel:
     (SDDMM with a sparse output format) as an sf.Tensor. Safe to call from several threads.
     """
 
-    def __init__(self, compiled, formats: dict, dtypes: dict, schedule: str):
+    def __init__(self, compiled, formats: dict, dtypes: dict, schedule: str, settings=None):
         self._kernel = compiled
         # `out=` is the output argument unless the kernel names a tensor `out` itself.
         self._out_is_tensor = re.search(r"\bout\s*\(", compiled.text) is not None
         self.formats = dict(formats)
         self.dtypes = dict(dtypes)
         self.schedule = schedule
+        # (parallel, use_cache, schedule object, hand_tuned) to compile variants for inputs given
+        # in a sparse format where no format was asked (see _compiled_for); None: never.
+        self._settings = settings
+        self._variants: dict = {}
+        self._variants_lock = threading.Lock()
+        self.formats_used = dict(formats)
 
     @property
     def text(self) -> str:
@@ -103,8 +110,34 @@ class Kernel:
         return result.to_numpy() if result.is_dense else result
 
     def _compiled_for(self, tensors: dict):
-        """The native kernel that runs on these inputs (a tuned kernel chooses per input)."""
-        return self._kernel
+        """The native kernel that runs on these inputs (a tuned kernel chooses per input). An
+        input given in a sparse format where compile() was told no format (a scipy.sparse
+        matrix, an sf.Tensor in csr) runs a variant compiled for that format, once per set of
+        formats, instead of being densified on every call; formats_used says which ran."""
+        sparse = {name: t.format for name, t in tensors.items()
+                  if name not in self.formats and not t.is_dense}
+        if not sparse or self._settings is None:
+            self.formats_used = dict(self.formats)
+            return self._kernel
+        key = tuple(sorted(sparse.items()))
+        with self._variants_lock:
+            known = key in self._variants
+            variant = self._variants.get(key)
+        if not known:
+            formats = {**self.formats, **sparse}
+            parallel, use_cache, schedule, hand_tuned = self._settings
+            try:
+                variant = _C._Kernel.compile(self._kernel.text, formats, self.dtypes, parallel,
+                                             use_cache, schedule, hand_tuned)
+            except (NotSupported, InvalidArgument):
+                variant = None  # e.g. a schedule written for dense loops: convert, as before
+            with self._variants_lock:
+                variant = self._variants.setdefault(key, variant)
+        if variant is None:
+            self.formats_used = dict(self.formats)
+            return self._kernel
+        self.formats_used = {**self.formats, **sparse}
+        return variant
 
     def __call__(self, **arguments):
         """``kernel(A=a, x=x)``; ``out=y`` writes into y (unless the kernel has a tensor named
@@ -132,7 +165,8 @@ def compile(text: str, formats: Mapping | None = None, schedule=None, *,
             database=None, model=None, budget: int = 16) -> Kernel:
     """Compiles index notation: ``sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})``.
 
-    ``formats`` maps tensor names to formats (absent: dense); ``dtypes`` to value types (absent:
+    ``formats`` maps tensor names to formats (absent: dense, but an input then given in a sparse
+    format runs a variant compiled for its format: Kernel._compiled_for); ``dtypes`` to value types (absent:
     f32; compute is f64 when any tensor is f64). ``parallel`` runs the outer loop of each nest
     on all cores where that cannot race. ``schedule``: None (the default loop order), schedule
     text such as ``"split(i, i0, i1, 64); parallel(i0)"`` (docs/compiler.md), or the same built
@@ -174,7 +208,8 @@ def compile(text: str, formats: Mapping | None = None, schedule=None, *,
     dtypes = {str(k): dtype_name(v) for k, v in (dtypes or {}).items()}
     compiled = _C._Kernel.compile(text, formats, dtypes, parallel, use_cache, schedule,
                                   hand_tuned)
-    return Kernel(compiled, formats, dtypes, schedule.text)
+    return Kernel(compiled, formats, dtypes, schedule.text,
+                  (parallel, use_cache, schedule, hand_tuned))
 
 
 __all__ = ["Kernel", "compile", "Tensor"]

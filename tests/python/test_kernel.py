@@ -45,6 +45,28 @@ def test_spmv_inputs_of_every_kind(rng, spmv):
     close(spmv.run({"A": a, "x": x}), want, 17)
 
 
+def test_a_sparse_input_where_no_format_was_asked_runs_in_its_format(rng):
+    """sf.compile without formats, called with a scipy CSR matrix (or an sf.Tensor in bsr): the
+    call runs a kernel compiled for the input's format (once per set of formats; the CSR
+    provider for csr) instead of densifying it on every call; dense inputs keep the dense
+    kernel, and formats pinned at compile time stay pinned."""
+    kernel = sf.compile("C(i,j) = A(i,k) * B(k,j)")
+    a = random_sparse(rng, (60, 45), 0.1)
+    b = rng.uniform(-1, 1, (45, 9))
+    want = a.astype(np.float32).astype(np.float64) @ b.astype(np.float32).astype(np.float64)
+    close(kernel(A=a, B=b), want, 45)
+    assert kernel.formats_used == {"A": "csr"} and kernel.formats == {}
+    close(kernel(A=sf.from_scipy(a, format="bsr:4x4"), B=b), want, 45)
+    assert kernel.formats_used == {"A": "bsr:4x4"}
+    close(kernel(A=a.toarray(), B=b), want, 45)
+    assert kernel.formats_used == {}
+    variant = kernel._compiled_for({"A": sf.from_scipy(a, dtype="f32"), "B": sf.from_numpy(b)})
+    assert variant.provider == "csr_spmm" and kernel.provider == "dense_linear"
+    pinned = sf.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csc"})
+    close(pinned(A=a, B=b), want, 45)  # converted to the pinned csc, as asked
+    assert pinned.formats_used == {"A": "csc"}
+
+
 @pytest.mark.parametrize("hand_tuned", [True, False])
 def test_spmm_csr(rng, hand_tuned):
     kernel = sf.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr"}, hand_tuned=hand_tuned)
