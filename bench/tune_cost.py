@@ -1,8 +1,8 @@
 """What `sparseflow tune` costs a user, per kernel and matrix: with a cold kernel cache (every
 configuration it times is JIT-compiled first), with a warm one (the same search again: compiled
 kernels come from the cache), and a tuning-database hit (no timing at all), each as the wall time
-of the command a user runs, against `sparseflow run` of the search's default configuration (A in csr; cold: its kernel
-compiled first; then again from the cache).
+of the command a user runs, against `sparseflow run` of the search's default configuration (A in
+csr; cold: its kernel compiled first; then again from the cache).
 
 Usage: .venv/bin/python bench/tune_cost.py [--sparseflow build/bin/sparseflow]
        [--matrices A.mtx ...] [--budget 16]
@@ -97,8 +97,8 @@ def main():
                 hit = json.loads((tmp / "hit.json").read_text())
                 assert hit.get("from_database"), hit
                 speedup = record["default_ms"] / record["median_ms"]
-            print(f"| {kernel_name} | {pathlib.Path(matrix).name} | {run_cold_s:.2f} | {run_s:.2f} | "
-                  f"{cold_s:.2f} | "
+            print(f"| {kernel_name} | {pathlib.Path(matrix).name} | {run_cold_s:.2f} | "
+                  f"{run_s:.2f} | {cold_s:.2f} | "
                   f"{warm_s:.2f} | {hit_s:.2f} | {record['measured']} of {record['space']} | "
                   f"{compiles} | {speedup:.2f}x |", flush=True)
 

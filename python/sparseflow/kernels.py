@@ -166,8 +166,8 @@ def compile(text: str, formats: Mapping | None = None, schedule=None, *,
     """Compiles index notation: ``sf.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})``.
 
     ``formats`` maps tensor names to formats (absent: dense, but an input then given in a sparse
-    format runs a variant compiled for its format: Kernel._compiled_for); ``dtypes`` to value types (absent:
-    f32; compute is f64 when any tensor is f64). ``parallel`` runs the outer loop of each nest
+    format runs a variant compiled for its format: Kernel._compiled_for); ``dtypes`` to value
+    types (absent: f32; compute is f64 when any tensor is f64). ``parallel`` runs the outer loop of each nest
     on all cores where that cannot race. ``schedule``: None (the default loop order), schedule
     text such as ``"split(i, i0, i1, 64); parallel(i0)"`` (docs/compiler.md), or the same built
     with ``sf.Schedule().split("i", "i0", "i1", 64).parallel("i0")``; other objects are refused

@@ -309,7 +309,8 @@ def _weight_from_coo(shape, rows, cols, values, fmt: str, prefix: str) -> Tensor
     rows = rows.detach().to(torch.int64).contiguous().numpy()
     cols = cols.detach().to(torch.int64).contiguous().numpy()
     values = values.detach().to(torch.float32).contiguous().numpy()
-    if not (rows.ndim == cols.ndim == values.ndim == 1 and rows.shape == cols.shape == values.shape):
+    if not (rows.ndim == cols.ndim == values.ndim == 1 and
+            rows.shape == cols.shape == values.shape):
         raise InvalidArgument(f"{prefix}weight_rows, weight_cols and weight_values must be 1-D "
                               f"and of one length; got {rows.shape}, {cols.shape}, {values.shape}")
     if rows.size and (rows.min() < 0 or rows.max() >= shape[0] or cols.min() < 0 or
