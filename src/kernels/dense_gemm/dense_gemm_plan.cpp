@@ -41,6 +41,12 @@ DenseGemmPlan chooseDenseGemmPlan(const GemmShape& shape, int32_t lanes,
     // is not a sliver.
     const int64_t panelStep = int64_t{plan.panelWidth} * bytes;
     plan.kChunk = std::clamp<int64_t>(caches.l1d / 2 / panelStep, 16, in);
+    // A k as long as four such chunks or more, whose whole panel fits an eighth of L2, is one
+    // chunk: each register tile then finishes its outputs in one pass instead of reloading and
+    // storing them per chunk (MiniLM's FFN output layer, 384 x 1536 at 4096 rows on a 2 MiB L2:
+    // 23.0 -> 18.8 ms, at 512 rows 2.61 -> 2.15 ms; in = 768 1-8% faster; in = 384, two chunks,
+    // gained nothing and is left as it was).
+    if (in >= 4 * plan.kChunk && in * panelStep <= caches.l2 / 8) plan.kChunk = in;
     const int64_t fit = std::max<int64_t>(caches.l2 / 2 / (plan.kChunk * bytes) / rows, 1) * rows;
     const int64_t chunks = ceilDiv(batch, fit);
     plan.batchChunk = ceilDiv(ceilDiv(batch, chunks), rows) * rows;

@@ -138,6 +138,21 @@ TEST(DenseGemm, ForcedPlansMatchTheReference) {
   }
 }
 
+TEST(DenseGemmPlan, ALongKWhosePanelFitsAnEighthOfL2IsOneChunk) {
+  support::CacheSizes caches;
+  caches.l1d = 48 << 10;
+  caches.l2 = 2 << 20;
+  // AVX-512 f32 panels (32 outputs, 128 bytes a step): the L1 chunk is 192 steps.
+  EXPECT_EQ(kernels::chooseDenseGemmPlan({4096, 384, 1536}, 16, caches, 2).kChunk, 1536);
+  EXPECT_EQ(kernels::chooseDenseGemmPlan({4096, 3072, 768}, 16, caches, 2).kChunk, 768);
+  // Two chunks' worth of k, and a panel over an eighth of L2, keep the L1 chunk.
+  EXPECT_EQ(kernels::chooseDenseGemmPlan({4096, 1536, 384}, 16, caches, 2).kChunk, 192);
+  EXPECT_EQ(kernels::chooseDenseGemmPlan({4096, 768, 3072}, 16, caches, 2).kChunk, 192);
+  // A smaller L2 (1 MiB: an eighth is 128 KiB, under 1536 steps of 128 bytes).
+  caches.l2 = 1 << 20;
+  EXPECT_EQ(kernels::chooseDenseGemmPlan({4096, 384, 1536}, 16, caches, 2).kChunk, 192);
+}
+
 TEST(DenseGemmPlan, GemvStreamsGemmChunksFitTheCaches) {
   support::CacheSizes caches;
   caches.l1d = 32 << 10;
