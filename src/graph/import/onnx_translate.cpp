@@ -318,66 +318,68 @@ ValueId Translator::conv() {
               {"groups", intAttr(node_, "group", 1)}});
 }
 
-/// MaxPool over the last two axes of a 4-D value: kernel_shape, strides, pads (asymmetric too),
-/// dilations; ceil_mode as extra end padding (padding never wins), dropping a last window that
-/// would start in the end padding (ONNX's and torch's rule).
+/// The attributes of a 2-D pooling node (MaxPool, AveragePool) over a 4-D value: kernel_shape,
+/// strides, pads (asymmetric too; auto_pad NOTSET or VALID), dilations.
+struct PoolAttrs {
+  Dims kernel, strides, pads, dilations;
+};
+
+PoolAttrs poolAttrs(const onnx::NodeProto& node, const Dims& input, const std::string& where,
+                    const char* what) {
+  SF_CHECK_CODE(input.size() == 4, ErrorCode::kNotSupported)
+      << where << ": only 2-D " << what << " (a 4-D input) runs";
+  const std::optional<Dims> kernel = intsAttr(node, "kernel_shape");
+  SF_USER_CHECK(kernel && kernel->size() == 2) << where << ": kernel_shape must have 2 entries";
+  const onnx::AttributeProto* autoPad = findAttr(node, "auto_pad");
+  const std::string padMode = autoPad ? autoPad->s() : "NOTSET";
+  SF_CHECK_CODE(padMode == "NOTSET" || padMode == "VALID", ErrorCode::kNotSupported)
+      << where << ": auto_pad " << padMode << " (give explicit pads)";
+  PoolAttrs a{*kernel, intsAttr(node, "strides").value_or(Dims{1, 1}),
+              intsAttr(node, "pads").value_or(Dims{0, 0, 0, 0}),
+              intsAttr(node, "dilations").value_or(Dims{1, 1})};
+  if (padMode == "VALID") a.pads = {0, 0, 0, 0};
+  SF_USER_CHECK(a.pads.size() == 4) << where << ": pads must have 4 entries for 2-D pooling";
+  SF_USER_CHECK(a.strides.size() == 2 && a.dilations.size() == 2 && a.strides[0] > 0 &&
+                a.strides[1] > 0)
+      << where << ": strides and dilations must have 2 entries";
+  return a;
+}
+
+/// MaxPool over the last two axes of a 4-D value; ceil_mode as extra end padding (padding never
+/// wins), dropping a last window that would start in the end padding (ONNX's and torch's rule).
 ValueId Translator::maxPool() {
   const ValueId x = value(0);
   const Dims s = shape(x);
-  SF_CHECK_CODE(s.size() == 4, ErrorCode::kNotSupported)
-      << where_ << ": only 2-D max pooling (a 4-D input) runs";
-  const std::optional<Dims> kernel = intsAttr(node_, "kernel_shape");
-  SF_USER_CHECK(kernel && kernel->size() == 2) << where_ << ": kernel_shape must have 2 entries";
-  const onnx::AttributeProto* autoPad = findAttr(node_, "auto_pad");
-  const std::string padMode = autoPad ? autoPad->s() : "NOTSET";
-  SF_CHECK_CODE(padMode == "NOTSET" || padMode == "VALID", ErrorCode::kNotSupported)
-      << where_ << ": auto_pad " << padMode << " (give explicit pads)";
-  Dims pads = intsAttr(node_, "pads").value_or(Dims{0, 0, 0, 0});
-  if (padMode == "VALID") pads = {0, 0, 0, 0};
-  SF_USER_CHECK(pads.size() == 4) << where_ << ": pads must have 4 entries for 2-D pooling";
-  const Dims strides = intsAttr(node_, "strides").value_or(Dims{1, 1});
-  const Dims dilations = intsAttr(node_, "dilations").value_or(Dims{1, 1});
-  SF_USER_CHECK(strides.size() == 2 && dilations.size() == 2 && strides[0] > 0 && strides[1] > 0)
-      << where_ << ": strides and dilations must have 2 entries";
+  PoolAttrs a = poolAttrs(node_, s, where_, "max pooling");
   if (intAttr(node_, "ceil_mode", 0) != 0) {
     for (size_t d = 0; d < 2; ++d) {
-      const int64_t span = dilations[d] * ((*kernel)[d] - 1) + 1;
-      const int64_t padded = s[2 + d] + pads[d] + pads[2 + d];
+      const int64_t span = a.dilations[d] * (a.kernel[d] - 1) + 1;
+      const int64_t padded = s[2 + d] + a.pads[d] + a.pads[2 + d];
       if (padded < span) continue;  // the shape check reports it
-      int64_t out = (padded - span + strides[d] - 1) / strides[d] + 1;
-      if ((out - 1) * strides[d] >= s[2 + d] + pads[d]) --out;
-      pads[2 + d] += std::max<int64_t>(0, (out - 1) * strides[d] + span - padded);
+      int64_t out = (padded - span + a.strides[d] - 1) / a.strides[d] + 1;
+      if ((out - 1) * a.strides[d] >= s[2 + d] + a.pads[d]) --out;
+      a.pads[2 + d] += std::max<int64_t>(0, (out - 1) * a.strides[d] + span - padded);
     }
   }
-  return add(
-      OpKind::kMaxPool2d, {x},
-      {{"kernel", *kernel}, {"stride", strides}, {"padding", pads}, {"dilation", dilations}});
+  return add(OpKind::kMaxPool2d, {x},
+             {{"kernel", a.kernel},
+              {"stride", a.strides},
+              {"padding", a.pads},
+              {"dilation", a.dilations}});
 }
 
-/// AveragePool (2-D: kernel_shape, strides, pads, ceil_mode, count_include_pad, default 0 as ONNX
-/// defines it) -> avg_pool2d, which counts a window's positions as torch does (docs/graph.md).
+/// AveragePool (ceil_mode and count_include_pad passed on, the latter's default 0 as ONNX
+/// defines it; dilations refused) -> avg_pool2d, which counts a window's positions as torch does
+/// (docs/graph.md).
 ValueId Translator::averagePool() {
   const ValueId x = value(0);
-  SF_CHECK_CODE(shape(x).size() == 4, ErrorCode::kNotSupported)
-      << where_ << ": only 2-D average pooling (a 4-D input) runs";
-  const std::optional<Dims> kernel = intsAttr(node_, "kernel_shape");
-  SF_USER_CHECK(kernel && kernel->size() == 2) << where_ << ": kernel_shape must have 2 entries";
-  const onnx::AttributeProto* autoPad = findAttr(node_, "auto_pad");
-  const std::string padMode = autoPad ? autoPad->s() : "NOTSET";
-  SF_CHECK_CODE(padMode == "NOTSET" || padMode == "VALID", ErrorCode::kNotSupported)
-      << where_ << ": auto_pad " << padMode << " (give explicit pads)";
-  Dims pads = intsAttr(node_, "pads").value_or(Dims{0, 0, 0, 0});
-  if (padMode == "VALID") pads = {0, 0, 0, 0};
-  SF_USER_CHECK(pads.size() == 4) << where_ << ": pads must have 4 entries for 2-D pooling";
-  const Dims strides = intsAttr(node_, "strides").value_or(Dims{1, 1});
-  SF_USER_CHECK(strides.size() == 2) << where_ << ": strides must have 2 entries";
-  const Dims dilations = intsAttr(node_, "dilations").value_or(Dims{1, 1});
-  SF_CHECK_CODE(dilations == (Dims{1, 1}), ErrorCode::kNotSupported)
+  const PoolAttrs a = poolAttrs(node_, shape(x), where_, "average pooling");
+  SF_CHECK_CODE(a.dilations == (Dims{1, 1}), ErrorCode::kNotSupported)
       << where_ << ": average pooling with dilations";
   return add(OpKind::kAvgPool2d, {x},
-             {{"kernel", *kernel},
-              {"stride", strides},
-              {"padding", pads},
+             {{"kernel", a.kernel},
+              {"stride", a.strides},
+              {"padding", a.pads},
               {"ceil_mode", intAttr(node_, "ceil_mode", 0) != 0 ? int64_t{1} : int64_t{0}},
               {"count_include_pad",
                intAttr(node_, "count_include_pad", 0) != 0 ? int64_t{1} : int64_t{0}}});

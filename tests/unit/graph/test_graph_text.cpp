@@ -206,6 +206,15 @@ TEST(GraphText, BuilderErrorsNameOperatorValueAndPosition) {
                     ErrorCode::kInvalidArgument),
             "<graph>:2:6: max_pool2d %1: the window (7 with dilation) is larger than the padded "
             "input (5) along dim 2");
+  EXPECT_EQ(errorOf(std::string(image) + "%1 = avg_pool2d(%0, kernel=[2, 2], ceil_mode=2)",
+                    ErrorCode::kInvalidArgument),
+            "<graph>:2:6: avg_pool2d %1: ceil_mode must be 0 or 1, not 2");
+  EXPECT_EQ(errorOf(std::string(image) + "%1 = avg_pool2d(%0, kernel=[2, 2], dilation=[2, 2])",
+                    ErrorCode::kInvalidArgument),
+            "<graph>:2:6: avg_pool2d %1: unknown attribute 'dilation'");
+  EXPECT_EQ(errorOf(std::string(image) + "%1 = avg_pool2d(%0, stride=[1, 1])",
+                    ErrorCode::kInvalidArgument),
+            "<graph>:2:6: avg_pool2d %1: avg_pool2d needs kernel=[kh, kw]");
   EXPECT_EQ(errorOf("%0 = input \"x\" : f32[3]\n%1 = relu(%0, %0)", ErrorCode::kInvalidArgument),
             "<graph>:2:6: relu %1: takes 1 operands, got 2");
   EXPECT_EQ(

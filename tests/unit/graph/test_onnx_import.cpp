@@ -773,6 +773,41 @@ TEST(OnnxImport, BadModelsGetErrorsNamingTheCulprit) {
   pow.output("y");
   EXPECT_NE(message([&] { pow.import(); }).find("(Pow): Pow by a tensor exponent"),
             std::string::npos);
+  // Pooling attributes: AveragePool with dilations, a 3-entry pads, auto_pad SAME, a 3-D input.
+  auto poolError = [&](const std::string& op, const Dims& in,
+                       const std::function<void(onnx::NodeProto*)>& attrs) {
+    OnnxBuilder b;
+    b.input("x", in);
+    onnx::NodeProto* n = b.node(op, {"x"}, "y", "/" + op);
+    OnnxBuilder::intsAttr(n, "kernel_shape", {2, 2});
+    attrs(n);
+    b.output("y");
+    return message([&] { b.import(); });
+  };
+  EXPECT_NE(poolError("AveragePool", {1, 2, 6, 6},
+                      [](onnx::NodeProto* n) {
+                        OnnxBuilder::intsAttr(n, "dilations", {2, 2});
+                      })
+                .find("(AveragePool): average pooling with dilations"),
+            std::string::npos);
+  EXPECT_NE(poolError("AveragePool", {1, 2, 6, 6},
+                      [](onnx::NodeProto* n) {
+                        OnnxBuilder::intsAttr(n, "pads", {1, 1, 1});
+                      })
+                .find("pads must have 4 entries for 2-D pooling"),
+            std::string::npos);
+  EXPECT_NE(poolError("MaxPool", {1, 2, 6, 6},
+                      [](onnx::NodeProto* n) {
+                        auto* a = n->add_attribute();
+                        a->set_name("auto_pad");
+                        a->set_type(onnx::AttributeProto_AttributeType_STRING);
+                        a->set_s("SAME_UPPER");
+                      })
+                .find("auto_pad SAME_UPPER (give explicit pads)"),
+            std::string::npos);
+  EXPECT_NE(poolError("AveragePool", {2, 6, 6}, [](onnx::NodeProto*) {})
+                .find("only 2-D average pooling (a 4-D input) runs"),
+            std::string::npos);
   // An operator of another domain.
   OnnxBuilder custom;
   custom.input("x", {2, 2});
