@@ -30,16 +30,11 @@ import sparseflow as sf
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "peers"))
 from onnx_peers import median_ms  # noqa: E402  (one timing loop for every engine)
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from minilm_end_to_end import prune_variant  # noqa: E402  (the same pruned variants)
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "sentences"
-
-
-def prune(model, tokenizer, variant, method, calibration):
-    if variant == "dense":
-        return
-    kwargs = {"pattern": "2:4"} if variant == "2:4" else {"sparsity": 0.9}
-    batches = sf.minilm.tokenize(tokenizer, calibration, batch_size=16, by_length=True)
-    sf.prune(model, batches, method=method, layers="encoder.*", **kwargs)
 
 
 def main():
@@ -61,7 +56,7 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     for variant in args.variants:
         pruned, _ = sf.load_minilm()
-        prune(pruned, tokenizer, variant, args.method, calibration)
+        prune_variant(pruned, tokenizer, variant, args.method, calibration)
         pruned.eval()
         for batch in args.batches:
             sentences = (evaluation * batch)[:batch]

@@ -72,8 +72,8 @@ _UNARY = {aten.relu.default: "relu", aten.gelu.default: "gelu", aten.silu.defaul
           aten.exp.default: "exp", aten.sin.default: "sin", aten.cos.default: "cos"}
 # Comparisons as the graph IR's (1 or 0 in float32; NaN compares false): a >= b and a <= b are
 # maximum(a > b, a == b) and a != b is not(a == b), so NaN gives what torch gives.
-_COMPARE = {"eq": ("equal",), "gt": ("greater",), "lt": ("less",), "ge": ("greater", "equal"),
-            "le": ("less", "equal"), "ne": ("equal", "not")}
+_COMPARE = {aten.eq: "equal", aten.gt: "greater", aten.lt: "less", aten.ge: "greater",
+            aten.le: "less", aten.ne: "equal"}
 
 
 class _Writer:
@@ -293,14 +293,12 @@ class _Writer:
         if f is aten.avg_pool2d.default:
             return self.avg_pool(node)
         packet = getattr(f, "overloadpacket", None)
-        name = getattr(packet, "__name__", "")
-        if name in _COMPARE and packet in (aten.eq, aten.gt, aten.lt, aten.ge, aten.le, aten.ne):
-            kinds = _COMPARE[name]
+        if packet in _COMPARE:
             a, b = self.value(x), self.value(args[1])
-            out = self.op(kinds[0], [a, b])
-            if kinds[1:] == ("equal",):
+            out = self.op(_COMPARE[packet], [a, b])
+            if packet in (aten.ge, aten.le):  # or equal: NaN gives 0, as torch
                 out = self.op("maximum", [out, self.op("equal", [a, b])])
-            elif kinds[1:] == ("not",):
+            if packet is aten.ne:
                 out = self.op("not", [out])
             return out
         if packet is aten.masked_fill:  # x.masked_fill(mask, v): where(mask, v, x)

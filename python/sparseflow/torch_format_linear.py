@@ -212,13 +212,9 @@ class FormatLinear(torch.nn.Module):
         destination[prefix + "_extra_state"] = self.get_extra_state()
 
     def get_extra_state(self):
+        # Read back by _load_from_state_dict itself (which replaces nn.Module's, the only caller
+        # of set_extra_state).
         return {"format": self.format}
-
-    def set_extra_state(self, state):
-        if not isinstance(state, dict) or not isinstance(state.get("format"), str):
-            raise InvalidArgument(f"FormatLinear's extra state must be {{'format': str}}, got "
-                                  f"{state!r}")
-        self._loaded_format = state["format"]
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
@@ -244,7 +240,11 @@ class FormatLinear(torch.nn.Module):
         fmt = self.format
         if prefix + "_extra_state" in state_dict:
             extra = state_dict[prefix + "_extra_state"]
-            fmt = extra.get("format", fmt) if isinstance(extra, dict) else fmt
+            if not isinstance(extra, dict) or not isinstance(extra.get("format"), str):
+                error_msgs.append(f"{prefix}_extra_state must be {{'format': str}} (the weight's "
+                                  f"format), got {extra!r}")
+                return
+            fmt = extra["format"]
         try:
             self._weight = self._weight_from_state(state_dict, prefix, fmt)
         except SparseFlowError as error:
@@ -306,6 +306,7 @@ class FormatLinear(torch.nn.Module):
 def _weight_from_coo(shape, rows, cols, values, fmt: str, prefix: str) -> Tensor:
     """The weight in `fmt` from coordinates and values (checked: integers in range, one value
     each, row-major and without repeats)."""
+    fmt = _sparse_format(fmt)
     rows = rows.detach().to(torch.int64).contiguous().numpy()
     cols = cols.detach().to(torch.int64).contiguous().numpy()
     values = values.detach().to(torch.float32).contiguous().numpy()

@@ -128,6 +128,13 @@ def test_bad_state_dicts_and_arguments_get_clear_errors(seed):
     state["weight_shape"] = torch.tensor([8, 17])
     with pytest.raises(RuntimeError, match="size mismatch"):
         layer.load_state_dict(state)
+    state = layer.state_dict()
+    state["_extra_state"] = "csr"
+    with pytest.raises(RuntimeError, match="_extra_state must be"):
+        layer.load_state_dict(state)
+    state["_extra_state"] = {"format": "2:4"}  # not a format FormatLinear holds
+    with pytest.raises(RuntimeError, match="not '2:4'"):
+        layer.load_state_dict(state)
     with pytest.raises(RuntimeError, match="Missing key"):
         layer.load_state_dict({"bias": torch.zeros(8)})
     with pytest.raises(sf.NotSupported, match="float32 inputs"):

@@ -2,6 +2,7 @@
 model.onnx`): torch exports of a real transformer (all-MiniLM-L6-v2, dense and with 2:4 FFN
 weights, opsets 13/14/17, symbolic batch and sequence) and of a CNN, against torch."""
 
+import importlib.util
 import pathlib
 import subprocess
 
@@ -188,23 +189,14 @@ def test_sqrt_and_division_by_a_computed_value_run_as_torch(tmp_path):
 def test_average_pooling_gates_and_run_time_masks_run_as_torch(tmp_path):
     """A torch export with AveragePool (pads, ceil_mode, count_include_pad), a sigmoid gate,
     Exp/Sin/Cos, and a mask computed from the input at run time (Equal, Not, Greater, And, Or,
-    Where, Casts of booleans): loads and matches torch, on the example and on another input."""
-    class Gated(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c1 = nn.Conv2d(2, 4, 3, padding=1)
-            self.pool = nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True,
-                                     count_include_pad=False)
-
-        def forward(self, x):
-            y = self.pool(self.c1(x))
-            y = y * torch.sigmoid(y.mean((2, 3), keepdim=True))
-            y = torch.exp(-y * y) + torch.sin(y) * torch.cos(y)
-            keep = ~(torch.relu(y - 0.1) == 0) & (y > 0.2) | (y < -0.5)
-            return torch.where(keep, y, torch.zeros_like(y)) + keep.float()
-
+    Where, Casts of booleans): loads and matches torch, on the example and on another input.
+    The model is the one data/onnx/make_samples.py exports as the bundled seed, with other
+    weights."""
+    spec = importlib.util.spec_from_file_location("make_samples", DATA / "onnx" / "make_samples.py")
+    samples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(samples)
     torch.manual_seed(0)
-    module = Gated().eval()
+    module = samples.GatedMask().eval()
     path = tmp_path / "gated.onnx"
     x = torch.randn(2, 2, 8, 8)
     torch.onnx.export(module, (x,), str(path), input_names=["x"], opset_version=13)
