@@ -29,7 +29,8 @@ import sparseflow as sf
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Held out of every tuning and kernel choice made on this machine (none of them is in the tune
 # corpus's training split or the SpMM table's tuned set).
-MATRICES = ["data/suitesparse/ParU/Matrix/bayer10.mtx", "data/suitesparse/LAGraph/data/pushpull.mtx",
+MATRICES = ["data/suitesparse/ParU/Matrix/bayer10.mtx",
+            "data/suitesparse/LAGraph/data/pushpull.mtx",
             "data/suitesparse/ParU/Matrix/Groebner_id2003_aug.mtx"]
 KERNEL = "C(i,j) = A(i,k) * B(k,j)"
 
