@@ -142,7 +142,7 @@ def sparsify(model: torch.nn.Module, pattern: str = "2:4", include=None, exclude
     FormatLinear in each of ``formats`` (exact sparse formats; float32 weights), and keeps the
     fastest; ``report[name].times_ms`` holds every candidate's time and ``.format`` the choice.
     ``prune=True`` lets it prune to 2:4 by magnitude where that is fastest (the report's diff then
-    says what pruning changed).
+    says what pruning changed; it is None where nothing was pruned, as for a weight already 2:4).
 
     ``include``/``exclude``: fnmatch patterns (a string or a list) on qualified module names
     such as ``"encoder.0.fc1"``; default include all. A layer is replaced when some include
@@ -233,7 +233,8 @@ def _fastest_exact(name, linear, before, batch, formats, reps, threads, prune):
     if best == "dense":
         return LayerReport(name, shape, False, "dense is the fastest", before, before,
                            format="dense", times_ms=times), None
-    return LayerReport(name, shape, True, "", before, after, diff if best == "2:4" else None,
+    pruned = best == "2:4" and diff.max_error != 0  # an exact 2:4 weight lost nothing
+    return LayerReport(name, shape, True, "", before, after, diff if pruned else None,
                        format=best, times_ms=times), layer
 
 

@@ -205,3 +205,19 @@ def test_sparsify_auto_with_pruning_allowed_offers_two_four_everywhere(seed):
         assert report["sparse"].diff is not None and report["sparse"].diff.max_error > 0
     with pytest.raises(sf.InvalidArgument, match="batch >= 1"):
         sf.sparsify(_Three(), pattern="auto", batch=0)
+
+
+def test_sparsify_auto_choosing_an_exact_two_four_weight_reports_no_pruning(seed, monkeypatch):
+    # Whichever candidate the timing favours, a weight already 2:4 loses nothing: no diff.
+    import sparseflow.torch_sparsify as sparsify_module
+
+    def two_four_first(layers, x, reps):
+        return {name: (0.5 if name == "2:4" else 1.0) for name in layers}
+
+    monkeypatch.setattr(sparsify_module, "_interleaved_medians", two_four_first)
+    for prune in (False, True):
+        model = _Three()
+        report = sf.sparsify(model, pattern="auto", batch=4, reps=1, prune=prune,
+                             include="two_four")
+        assert report["two_four"].format == "2:4" and report["two_four"].diff is None
+        assert isinstance(model.two_four, sf.SparseLinear)
