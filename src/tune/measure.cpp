@@ -5,8 +5,6 @@
 #include <chrono>
 #include <vector>
 
-#include "sparseflow/kernel.h"
-
 namespace sparseflow::tune {
 namespace {
 
@@ -28,22 +26,17 @@ KernelOptions optionsFor(const KernelOptions& base, const Config& config) {
   return options;
 }
 
-Measurement measure(const std::string& kernel, const KernelOptions& base, const Config& config,
-                    const std::map<std::string, const Tensor*>& inputs,
-                    const MeasureOptions& options) {
-  const KernelOptions compileOptions = optionsFor(base, config);
+Measurement measureCompiled(const Kernel& k, const std::map<std::string, const Tensor*>& inputs,
+                            const MeasureOptions& options) {
   Measurement m;
-  const auto first = std::chrono::steady_clock::now();
-  const Kernel k = Kernel::compile(kernel, compileOptions);
   const auto firstCall = std::chrono::steady_clock::now();
   Tensor out = k.run(inputs);
-  const double firstCallMs = millisecondsSince(firstCall);
-  m.firstMs = millisecondsSince(first);
+  m.firstMs = millisecondsSince(firstCall);
   m.provider = k.provider();
-  if (options.capMs > 0 && firstCallMs > options.capMs) {
+  if (options.capMs > 0 && m.firstMs > options.capMs) {
     m.capped = true;
     m.runs = 1;
-    m.medianMs = firstCallMs;
+    m.medianMs = m.firstMs;
     return m;
   }
   std::vector<double> times;
@@ -58,6 +51,17 @@ Measurement measure(const std::string& kernel, const KernelOptions& base, const 
   std::sort(times.begin(), times.end());
   m.runs = static_cast<int>(times.size());
   m.medianMs = times[times.size() / 2];
+  return m;
+}
+
+Measurement measure(const std::string& kernel, const KernelOptions& base, const Config& config,
+                    const std::map<std::string, const Tensor*>& inputs,
+                    const MeasureOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const Kernel k = Kernel::compile(kernel, optionsFor(base, config));
+  const double compileMs = millisecondsSince(start);
+  Measurement m = measureCompiled(k, inputs, options);
+  m.firstMs += compileMs;
   return m;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "sparseflow/kernel.h"
 #include "sparseflow/tensor.h"
 #include "tune/space.h"
 
@@ -36,7 +37,13 @@ struct MeasureOptions {
 /// choice: the options that compile the configuration.
 KernelOptions optionsFor(const KernelOptions& base, const Config& config);
 
-/// Times `config` of `kernel` on `inputs` (by name; formats as the caller holds them).
+/// Times the compiled `kernel` on `inputs` (by name; formats as the caller holds them); firstMs is
+/// the first call alone.
+Measurement measureCompiled(const Kernel& kernel,
+                            const std::map<std::string, const Tensor*>& inputs,
+                            const MeasureOptions& options = {});
+
+/// Compiles `config` of `kernel` and times it on `inputs`; firstMs includes the compile.
 Measurement measure(const std::string& kernel, const KernelOptions& base, const Config& config,
                     const std::map<std::string, const Tensor*>& inputs,
                     const MeasureOptions& options = {});

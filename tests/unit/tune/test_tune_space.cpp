@@ -20,6 +20,7 @@
 #include "sparseflow/nm.h"
 #include "tune/features.h"
 #include "tune/measure.h"
+#include "tune/parallel_compile.h"
 #include "tune/search.h"
 #include "tune/space.h"
 
@@ -301,6 +302,55 @@ TEST(TuneSearch, ExhaustiveTimesEveryConfigurationAndKeepsTheFastest) {
   // Without a model and not exhaustive there is nothing to rank by.
   options.exhaustive = false;
   EXPECT_THROW(search(request, space, {{"A", &a}, {"B", &b}}, options), Error);
+}
+
+TEST(TuneParallelCompile, ConfigsCompileSideBySideInTheirOrderWithTheirErrors) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const Coo coo = sparseflow::testing::randomCoo({72, 40}, 0.1, rng());
+  const Tensor a = fromCoo(coo, Format::parse("csr", 2));
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> bv(40 * 12);
+  for (double& v : bv) v = uniform(rng);
+  const Tensor b = fromDense({40, 12}, bv.data(), Format::parse("dense", 2), DType::kF32);
+  // The float64 reference C = A B.
+  std::vector<double> want(72 * 12, 0.0);
+  for (size_t e = 0; e < coo.values.size(); ++e) {
+    const int64_t i = coo.coords[2 * e], k = coo.coords[2 * e + 1];
+    for (int64_t j = 0; j < 12; ++j) want[i * 12 + j] += coo.values[e] * bv[k * 12 + j];
+  }
+  std::vector<Config> configs(6);
+  configs[0].formats = {{"A", "csr"}};  // hand-tuned: nothing to compile
+  configs[1].formats = {{"A", "bsr:4x4"}};
+  configs[2].formats = {{"A", "csr"}};
+  configs[2].schedule = "split(zz, z0, z1, 8)";  // no index zz: refused
+  configs[3].formats = {{"A", "dcsr"}};
+  configs[4].formats = {{"A", "csr"}};
+  configs[4].handTuned = false;
+  configs[5].formats = {{"A", "coo"}};
+  const std::vector<std::string> providers{"csr_spmm",  "bsr_spmm",  "",
+                                           "generated", "generated", "generated"};
+  for (const int threads : {1, 2, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    const std::vector<CompiledConfig> compiled =
+        compileConfigs("C(i,j) = A(i,k) * B(k,j)", {}, configs, threads);
+    ASSERT_EQ(compiled.size(), configs.size());
+    for (size_t n = 0; n < configs.size(); ++n) {
+      SCOPED_TRACE(configs[n].arguments());
+      if (n == 2) {
+        EXPECT_FALSE(compiled[n].kernel.has_value());
+        EXPECT_NE(compiled[n].error.find("zz"), std::string::npos) << compiled[n].error;
+        continue;
+      }
+      ASSERT_TRUE(compiled[n].kernel.has_value()) << compiled[n].error;
+      EXPECT_EQ(compiled[n].kernel->provider(), providers[n]);
+      const Tensor c = compiled[n].kernel->run({{"A", &a}, {"B", &b}});
+      const std::vector<double> got = toDense(c);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t e = 0; e < want.size(); ++e) EXPECT_NEAR(got[e], want[e], 1e-5) << e;
+    }
+  }
 }
 
 TEST(TuneMeasure, AFirstCallOverTheCapIsTheMeasurement) {
