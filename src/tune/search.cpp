@@ -11,10 +11,10 @@
 namespace sparseflow::tune {
 
 std::vector<double> featureRow(const Features& fixed, const Config& config,
-                               const std::vector<std::string>& tuned,
+                               const std::vector<TunedOperand>& operands,
                                const std::vector<std::string>& names) {
   Features all = fixed;
-  all.append(configFeatures(config, tuned), "cfg.");
+  all.append(configFeatures(config, operands), "cfg.");
   std::unordered_map<std::string, double> byName;
   for (size_t k = 0; k < all.names.size(); ++k) byName[all.names[k]] = all.values[k];
   std::vector<double> row;
@@ -41,14 +41,13 @@ SearchResult search(const SpaceRequest& request, const Space& space,
   std::vector<size_t> order(space.configs.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   if (options.model != nullptr) {
-    Features fixed;
-    for (const std::string& name : tuned)
-      fixed.append(matrixFeatures(*request.tuned.at(name)), name + ".");
-    fixed.append(kernelFeatures(request.kernel, inputs), "kernel.");
-    fixed.append(machineFeatures(), "machine.");
+    const std::vector<TunedOperand> operands = modelOperands(request.kernel, tuned);
+    std::map<std::string, const Tensor*> all = inputs;
+    for (const auto& [name, tensor] : request.tuned) all[name] = tensor;
+    const Features fixed = fixedFeatures(request.kernel, operands, all);
     std::vector<std::vector<double>> rows;
     for (const Config& c : space.configs)
-      rows.push_back(featureRow(fixed, c, tuned, options.model->featureNames()));
+      rows.push_back(featureRow(fixed, c, operands, options.model->featureNames()));
     scores = options.model->score(rows);
     std::stable_sort(order.begin() + 1, order.end(),
                      [&](size_t a, size_t b) { return scores[a] > scores[b]; });

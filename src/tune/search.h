@@ -40,7 +40,7 @@ struct SearchResult {
 
 /// The feature row of `config` in `names`' order (NaN where a name is not among the features).
 std::vector<double> featureRow(const Features& fixed, const Config& config,
-                               const std::vector<std::string>& tuned,
+                               const std::vector<TunedOperand>& operands,
                                const std::vector<std::string>& names);
 
 /// Searches `space` (of `request`) on `inputs`.

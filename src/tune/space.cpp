@@ -245,17 +245,49 @@ Features kernelFeatures(const std::string& kernel,
   return f;
 }
 
-Features configFeatures(const Config& config, const std::vector<std::string>& tuned) {
+std::vector<TunedOperand> modelOperands(const std::string& kernel,
+                                        const std::vector<std::string>& tuned) {
+  const expr::Statement statement = expr::parse(kernel);
+  std::vector<std::string> appearance;
+  for (const expr::Access* a : lower::allAccesses(*statement.rhs)) {
+    if (std::find(appearance.begin(), appearance.end(), a->tensor) == appearance.end())
+      appearance.push_back(a->tensor);
+  }
+  std::vector<std::string> ordered = tuned;
+  const auto position = [&](const std::string& name) {
+    return std::find(appearance.begin(), appearance.end(), name) - appearance.begin();
+  };
+  std::stable_sort(ordered.begin(), ordered.end(), [&](const std::string& a, const std::string& b) {
+    return position(a) < position(b);
+  });
+  std::vector<TunedOperand> operands;
+  for (size_t k = 0; k < ordered.size(); ++k)
+    operands.push_back({ordered[k], k < 26 ? std::string(1, static_cast<char>('A' + k))
+                                           : "T" + std::to_string(k)});
+  return operands;
+}
+
+Features fixedFeatures(const std::string& kernel, const std::vector<TunedOperand>& operands,
+                       const std::map<std::string, const Tensor*>& inputs) {
+  Features fixed;
+  for (const TunedOperand& operand : operands)
+    fixed.append(matrixFeatures(*inputs.at(operand.name)), operand.role + ".");
+  fixed.append(kernelFeatures(kernel, inputs), "kernel.");
+  fixed.append(machineFeatures(), "machine.");
+  return fixed;
+}
+
+Features configFeatures(const Config& config, const std::vector<TunedOperand>& operands) {
   Features f;
   static const char* const kFamilies[] = {"csr", "csc", "dcsr", "coo", "bsr", "ell", "hyb", "nm"};
-  for (const std::string& name : tuned) {
+  for (const auto& [name, role] : operands) {
     const auto it = config.formats.find(name);
     const std::string format = it == config.formats.end() ? "csr" : it->second;
     const std::string family = format.rfind("bsr", 0) == 0                                 ? "bsr"
                                : format.rfind("hyb", 0) == 0                               ? "hyb"
                                : format.find(':') != std::string::npos && format[0] != 'e' ? "nm"
                                                                                            : format;
-    for (const char* k : kFamilies) f.add(name + ".is_" + k, family == k);
+    for (const char* k : kFamilies) f.add(role + ".is_" + k, family == k);
     double blockRows = 0, blockCols = 0, width = 0;
     if (family == "bsr") {
       const size_t x = format.find('x');
@@ -264,9 +296,9 @@ Features configFeatures(const Config& config, const std::vector<std::string>& tu
     } else if (family == "hyb" && format.size() > 4) {
       width = std::log2(std::stod(format.substr(4)));
     }
-    f.add(name + ".block_rows_log2", blockRows);
-    f.add(name + ".block_cols_log2", blockCols);
-    f.add(name + ".hyb_width_log2", width);
+    f.add(role + ".block_rows_log2", blockRows);
+    f.add(role + ".block_cols_log2", blockCols);
+    f.add(role + ".hyb_width_log2", width);
   }
   f.add("split_log2", config.split > 0 ? std::log2(static_cast<double>(config.split)) : 0.0);
   f.add("unroll_log2", config.unroll > 0 ? std::log2(static_cast<double>(config.unroll)) : 0.0);

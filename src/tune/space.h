@@ -66,10 +66,27 @@ void requireLegalConfiguration(const SpaceRequest& request, const Space& space);
 Features kernelFeatures(const std::string& kernel,
                         const std::map<std::string, const Tensor*>& inputs);
 
-/// A configuration's features for the operands `tuned`: per operand a one-hot of the format family
-/// (csr, csc, dcsr, coo, bsr, ell, hyb, nm), block rows and columns (log2), the hyb width; then
-/// the split and unroll factors (log2), whether hand-tuned providers may run, and whether it
-/// runs on one thread.
-Features configFeatures(const Config& config, const std::vector<std::string>& tuned);
+/// A tuned operand: its name in the kernel and the name the cost model knows it by.
+struct TunedOperand {
+  std::string name;
+  std::string role;
+};
+
+/// The tuned operands with their roles: "A", "B", ... in the order the operands first appear on
+/// the kernel's right-hand side. The corpus calls its sparse operand A; a kernel that calls it W
+/// (`Y(n,o) = X(n,i) * W(o,i)`) must give the model the same features, not missing ones.
+std::vector<TunedOperand> modelOperands(const std::string& kernel,
+                                        const std::vector<std::string>& tuned);
+
+/// The features of a search that do not depend on the configuration: each tuned operand's matrix
+/// features under "ROLE.", the kernel's under "kernel.", the machine's under "machine.".
+Features fixedFeatures(const std::string& kernel, const std::vector<TunedOperand>& operands,
+                       const std::map<std::string, const Tensor*>& inputs);
+
+/// A configuration's features for the tuned `operands` (named by role): per operand a one-hot of
+/// the format family (csr, csc, dcsr, coo, bsr, ell, hyb, nm), block rows and columns (log2), the
+/// hyb width; then the split and unroll factors (log2), whether hand-tuned providers may run, and
+/// whether it runs on one thread.
+Features configFeatures(const Config& config, const std::vector<TunedOperand>& operands);
 
 }  // namespace sparseflow::tune

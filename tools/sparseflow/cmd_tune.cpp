@@ -111,11 +111,8 @@ int runCollect(const CollectArgs& args) {
   std::fprintf(stderr, "space: %lld configurations considered, %zu legal; timing %zu\n",
                static_cast<long long>(space.considered), space.configs.size(), count);
   // Features that do not depend on the configuration, once.
-  tune::Features fixed;
-  for (const std::string& name : tuned)
-    fixed.append(tune::matrixFeatures(*inputs.at(name)), name + ".");
-  fixed.append(tune::kernelFeatures(args.kernel, inputs), "kernel.");
-  fixed.append(tune::machineFeatures(), "machine.");
+  const std::vector<tune::TunedOperand> operands = tune::modelOperands(args.kernel, tuned);
+  const tune::Features fixed = tune::fixedFeatures(args.kernel, operands, inputs);
   std::string lines;
   int failed = 0;
   double defaultMs = 0;  // the first configuration's, once timed
@@ -148,7 +145,7 @@ int runCollect(const CollectArgs& args) {
       line["error"] = e.what();
     }
     tune::Features all = fixed;
-    all.append(tune::configFeatures(c, tuned), "cfg.");
+    all.append(tune::configFeatures(c, operands), "cfg.");
     line["features"] = toJson(all);
     lines += line.dump() + "\n";
     std::fprintf(stderr, "[%zu/%zu] %s: %s\n", n + 1, count, c.arguments().c_str(),

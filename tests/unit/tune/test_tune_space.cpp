@@ -18,6 +18,7 @@
 #include "sparseflow/error.h"
 #include "sparseflow/kernel.h"
 #include "sparseflow/nm.h"
+#include "tune/cost_model.h"
 #include "tune/features.h"
 #include "tune/measure.h"
 #include "tune/parallel_compile.h"
@@ -128,7 +129,7 @@ TEST(TuneFeatures, MachineKernelAndConfigurationFeatures) {
   c.split = 64;
   c.unroll = 4;
   c.handTuned = false;
-  const Features cf = configFeatures(c, {"A"});
+  const Features cf = configFeatures(c, {{"A", "A"}});
   EXPECT_DOUBLE_EQ(cf.at("A.is_bsr"), 1.0);
   EXPECT_DOUBLE_EQ(cf.at("A.is_csr"), 0.0);
   EXPECT_DOUBLE_EQ(cf.at("A.block_rows_log2"), 2.0);
@@ -138,17 +139,17 @@ TEST(TuneFeatures, MachineKernelAndConfigurationFeatures) {
   EXPECT_DOUBLE_EQ(cf.at("hand_tuned"), 0.0);
   EXPECT_DOUBLE_EQ(cf.at("serial"), 0.0);
   c.parallel = false;
-  EXPECT_DOUBLE_EQ(configFeatures(c, {"A"}).at("serial"), 1.0);
+  EXPECT_DOUBLE_EQ(configFeatures(c, {{"A", "A"}}).at("serial"), 1.0);
   for (const char* format : {"csr", "csc", "dcsr", "coo", "ell", "hyb:8", "2:4"}) {
     c.formats = {{"A", format}};
-    const Features g = configFeatures(c, {"A"});
+    const Features g = configFeatures(c, {{"A", "A"}});
     double families = 0;
     for (const char* k : {"csr", "csc", "dcsr", "coo", "bsr", "ell", "hyb", "nm"})
       families += g.at(std::string("A.is_") + k);
     EXPECT_DOUBLE_EQ(families, 1.0) << format;
   }
   c.formats = {{"A", "hyb:8"}};
-  EXPECT_DOUBLE_EQ(configFeatures(c, {"A"}).at("A.hyb_width_log2"), 3.0);
+  EXPECT_DOUBLE_EQ(configFeatures(c, {{"A", "A"}}).at("A.hyb_width_log2"), 3.0);
 }
 
 TEST(TuneSpace, SpmmHasAThousandLegalConfigurationsThatRunCorrectly) {
@@ -302,6 +303,49 @@ TEST(TuneSearch, ExhaustiveTimesEveryConfigurationAndKeepsTheFastest) {
   // Without a model and not exhaustive there is nothing to rank by.
   options.exhaustive = false;
   EXPECT_THROW(search(request, space, {{"A", &a}, {"B", &b}}, options), Error);
+}
+
+TEST(TuneFeatures, TunedOperandsAreNamedByRoleNotByTheirNamesInTheKernel) {
+  // The shipped model calls the sparse operand A: a layer's `W` must give it the same features.
+  const uint64_t seed = sparseflow::testing::freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const Tensor w =
+      fromCoo(sparseflow::testing::randomCoo({48, 40}, 0.1, rng()), Format::parse("csr", 2));
+  std::vector<double> xv(8 * 40, 0.5), bv(40 * 8, 0.5);
+  const Tensor x = fromDense({8, 40}, xv.data(), Format::parse("dense", 2), DType::kF32);
+  const Tensor b = fromDense({40, 8}, bv.data(), Format::parse("dense", 2), DType::kF32);
+  const std::string layer = "Y(n,o) = X(n,i) * W(o,i)";
+  const std::vector<TunedOperand> operands = modelOperands(layer, {"W"});
+  ASSERT_EQ(operands.size(), 1u);
+  EXPECT_EQ(operands[0].name, "W");
+  EXPECT_EQ(operands[0].role, "A");
+  Config c;
+  c.formats = {{"W", "bsr:4x2"}};
+  const std::vector<std::string> names =
+      CostModel::load(std::string(SPARSEFLOW_DATA_DIR) + "/tune/model.json").featureNames();
+  const std::vector<double> row =
+      featureRow(fixedFeatures(layer, operands, {{"X", &x}, {"W", &w}}), c, operands, names);
+  ASSERT_EQ(row.size(), names.size());
+  for (size_t k = 0; k < names.size(); ++k) EXPECT_FALSE(std::isnan(row[k])) << names[k];
+  // The same matrix called A in the SpMM spelling: the same matrix and configuration features.
+  Config ca;
+  ca.formats = {{"A", "bsr:4x2"}};
+  const std::vector<TunedOperand> spmm = modelOperands("C(i,j) = A(i,k) * B(k,j)", {"A"});
+  const std::vector<double> same = featureRow(
+      fixedFeatures("C(i,j) = A(i,k) * B(k,j)", spmm, {{"A", &w}, {"B", &b}}), ca, spmm, names);
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (names[k].rfind("A.", 0) == 0 || names[k].rfind("cfg.", 0) == 0) {
+      EXPECT_EQ(row[k], same[k]) << names[k];
+    }
+  }
+  // Roles follow the right-hand side's order of first appearance, not the names' order.
+  const std::vector<TunedOperand> two = modelOperands("C(i,j) = B(i,k) * A(k,j)", {"A", "B"});
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].name, "B");
+  EXPECT_EQ(two[0].role, "A");
+  EXPECT_EQ(two[1].name, "A");
+  EXPECT_EQ(two[1].role, "B");
 }
 
 TEST(TuneParallelCompile, ConfigsCompileSideBySideInTheirOrderWithTheirErrors) {
