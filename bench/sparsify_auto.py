@@ -1,7 +1,8 @@
 """sf.sparsify(model, pattern="auto") on all-MiniLM-L6-v2: the torch model as a user runs it,
 before and after its encoder's nn.Linear layers are swapped for the fastest exact layer measured
-(dense, exact 2:4 SparseLinear, FormatLinear csr/bsr:4x4), against sf.optimize's whole-graph
-module on the same pruned model, in the same run.
+(dense, exact 2:4 SparseLinear, FormatLinear in the autoconfigurator's format and schedule, or
+in each of --formats), against sf.optimize's whole-graph module on the same pruned model, in the
+same run. The tuning database starts empty (a temporary file): sparsify's time is a first use.
 
 Variants: dense (as shipped), 2:4 and 90% unstructured (magnitude-pruned by default, --method
 sparsegpt for the calibrated weights; pruning changes the values, not the speed). For each batch
@@ -11,7 +12,7 @@ own time (what choosing cost) and the formats chosen; outputs are checked agains
 model before swapping (relative 1e-4).
 
 Usage: .venv/bin/python bench/sparsify_auto.py [--runs 9] [--variants dense 2:4 90%]
-       [--batches 1 32] [--method magnitude]
+       [--batches 1 32] [--method magnitude] [--formats csr bsr:4x4] [--budget 4]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import collections
 import copy
 import pathlib
 import sys
+import tempfile
 import time
 
 import torch
@@ -43,7 +45,11 @@ def main():
     ap.add_argument("--method", default="magnitude")
     ap.add_argument("--variants", nargs="*", default=["dense", "2:4", "90%"])
     ap.add_argument("--batches", nargs="*", type=int, default=[1, 32])
+    ap.add_argument("--formats", nargs="*", default=None,
+                    help="time FormatLinear in these formats instead of tuning each layer")
+    ap.add_argument("--budget", type=int, default=4)
     args = ap.parse_args()
+    database = pathlib.Path(tempfile.mkdtemp()) / "tuning.jsonl"
     torch.set_num_threads(2)
     minilm = sf.minilm
     calibration = minilm.read_sentences(DATA / "python_docstrings.txt")[:64]
@@ -67,7 +73,8 @@ def main():
             swapped = copy.deepcopy(pruned)
             start = time.perf_counter()
             report = sf.sparsify(swapped, pattern="auto", include="encoder.*",
-                                 batch=batch * 128, reps=3)
+                                 batch=batch * 128, reps=3, formats=args.formats,
+                                 budget=args.budget, database=str(database))
             choose_s = time.perf_counter() - start
             with torch.no_grad():
                 got = swapped(**enc).last_hidden_state
@@ -77,7 +84,9 @@ def main():
                 print(f"  warning: sparsified output differs from torch by {error:.3g}")
             opt, _ = sf.optimize(pruned, enc, reps=3, timing_runs=1)
             opt_ms = median_ms(lambda: opt(**enc), args.runs)
-            chosen = collections.Counter(layer.format for layer in report.layers if layer.times_ms)
+            chosen = collections.Counter(
+                layer.format + (" (scheduled)" if layer.replaced and layer.schedule else "")
+                for layer in report.layers if layer.times_ms)
             summary = ", ".join(f"{n} {fmt}" for fmt, n in chosen.most_common())
             print(f"| {variant} | {batch}x128 | {torch_ms:.1f} | {ours_ms:.1f} | "
                   f"{torch_ms / ours_ms:.2f}x | {opt_ms:.1f} | {choose_s:.1f} | {summary} |",

@@ -25,17 +25,31 @@ from .tensors import Tensor, from_torch
 
 _KERNELS: dict = {}
 _KERNELS_LOCK = threading.Lock()
+# How the product is compiled besides W's format: (schedule text, hand_tuned, parallel), as
+# sf.compile takes them; the default is the default loop order on the hand-tuned providers.
+_DEFAULT_CONFIG = ("", True, True)
 
 
-def _kernel(text: str, fmt: str):
-    """The compiled kernel for `text` with W in `fmt`, f32 throughout (one per process)."""
-    key = (text, fmt)
+def _kernel(text: str, fmt: str, config: tuple = _DEFAULT_CONFIG):
+    """The compiled kernel for `text` with W in `fmt` and `config`, f32 throughout (one per
+    process)."""
+    key = (text, fmt, config)
     with _KERNELS_LOCK:
         if key not in _KERNELS:
             names = {"X", "W", "b", "Y", "dY", "dX"}
             dtypes = {name: "f32" for name in names if re.search(rf"\b{name}\(", text)}
-            _KERNELS[key] = _compile(text, formats={"W": fmt}, dtypes=dtypes)
+            schedule, hand_tuned, parallel = config
+            _KERNELS[key] = _compile(text, formats={"W": fmt}, schedule=schedule or None,
+                                     dtypes=dtypes, hand_tuned=hand_tuned, parallel=parallel)
         return _KERNELS[key]
+
+
+def _config_of(schedule, hand_tuned, parallel) -> tuple:
+    """The (schedule, hand_tuned, parallel) key, checked: schedule text or None/""."""
+    if schedule is not None and not isinstance(schedule, str):
+        raise InvalidArgument(f"schedule must be schedule text such as 'split(n, n0, n1, 16); "
+                              f"parallel(n0)' or None, not {type(schedule).__name__}")
+    return (schedule or "", bool(hand_tuned), bool(parallel))
 
 
 _FORWARD = "Y(n,o) = X(n,i) * W(o,i)"
@@ -85,11 +99,16 @@ class FormatLinear(torch.nn.Module):
 
     state_dict keys: ``weight_rows``, ``weight_cols`` (int64 coordinates of the stored entries,
     row-major), ``weight_values`` (float32), ``weight_shape`` ([out_features, in_features]),
-    ``bias`` (float32, when there is one), and the format in the module's extra state: all
-    copies.
+    ``bias`` (float32, when there is one), and the format and schedule in the module's extra
+    state: all copies.
+
+    ``schedule``, ``hand_tuned``, ``parallel``: how the product is compiled, as ``sf.compile``
+    takes them (the default: the default loop order, the CSR/BSR providers where they accept);
+    ``FormatLinear.tuned`` sets them from the autoconfigurator's decision.
     """
 
-    def __init__(self, weight: Tensor, bias=None, format: str | None = None):
+    def __init__(self, weight: Tensor, bias=None, format: str | None = None, *,
+                 schedule: str | None = None, hand_tuned: bool = True, parallel: bool = True):
         super().__init__()
         if not isinstance(weight, Tensor) or weight.rank != 2:
             raise InvalidArgument("FormatLinear takes the weight as a 2-D sf.Tensor; use "
@@ -106,20 +125,52 @@ class FormatLinear(torch.nn.Module):
                 raise InvalidArgument(f"bias has shape {tuple(values.shape)}, the layer "
                                       f"{weight.shape[0]} outputs")
             self._bias = values.contiguous().numpy().copy()  # a snapshot
-        _kernel(_FORWARD_BIAS if self._bias is not None else _FORWARD, self.format)
+        self._config = _config_of(schedule, hand_tuned, parallel)
+        self._forward_kernel()  # compiled now: a schedule the kernel refuses fails here
 
     @classmethod
-    def from_dense(cls, linear: torch.nn.Linear, format: str = "csr") -> "FormatLinear":
+    def from_dense(cls, linear: torch.nn.Linear, format: str = "csr", *,
+                   schedule: str | None = None, hand_tuned: bool = True,
+                   parallel: bool = True) -> "FormatLinear":
         """The layer with ``linear``'s weight and bias (copies) in ``format``: its zeros are not
         stored, nothing else changes."""
-        if not isinstance(linear, torch.nn.Linear):
-            raise InvalidArgument(f"expected a torch.nn.Linear, got {type(linear).__name__}")
-        if linear.weight.device.type != "cpu":
-            raise NotSupported(f"FormatLinear runs on the CPU; the weight is on "
-                               f"{linear.weight.device} (move the layer with .cpu())")
-        weight = from_torch(linear.weight.detach().to(torch.float32).contiguous())
+        weight = _float32_weight(linear)
         weight, _ = _C._convert(weight, _sparse_format(format), "")
-        return cls(weight, linear.bias, format)
+        return cls(weight, linear.bias, format, schedule=schedule, hand_tuned=hand_tuned,
+                   parallel=parallel)
+
+    @classmethod
+    def tuned(cls, linear: torch.nn.Linear, batch: int = 32, *, budget: int = 8, database=None,
+              model=None) -> tuple:
+        """``(layer, decision)``: the layer in the format and schedule the autoconfigurator
+        chooses for ``batch`` rows of input (``sf.tune`` on the layer's own product: the cost
+        model ranks the formats and schedules, the default and at most ``budget`` of the best
+        ranked are timed on random inputs, the fastest kept; docs/tune.md). ``decision`` is
+        sf.tune's record. An n:m format is not among the choices (that is SparseLinear): if one
+        wins, the fastest other timed configuration is taken. ``database``/``model`` as in
+        sf.tune (a decision recorded for this weight pattern is reused without timing)."""
+        from .tuning import tune
+
+        if int(batch) < 1:
+            raise InvalidArgument(f"FormatLinear.tuned needs batch >= 1, got {batch}")
+        weight, _ = _C._convert(_float32_weight(linear), "csr", "")
+        inputs = {"X": torch.randn(int(batch), linear.in_features).numpy(), "W": weight}
+        text = _FORWARD
+        if linear.bias is not None:
+            inputs["b"] = linear.bias.detach().to(torch.float32).contiguous().numpy()
+            text = _FORWARD_BIAS
+        decision = tune(text, inputs, dtypes={name: "f32" for name in inputs}, tuned=["W"],
+                        budget=budget, database=database, model=model)
+        chosen = decision
+        if re.fullmatch(r"\d+:\d+", decision["formats"]["W"].split("@")[0]):
+            timed = [c for c in decision.get("candidates", [])
+                     if c.get("median_ms") is not None and
+                     not re.fullmatch(r"\d+:\d+", c["formats"]["W"].split("@")[0])]
+            chosen = min(timed, key=lambda c: c["median_ms"]) if timed else {
+                "formats": {"W": "csr"}, "schedule": "", "hand_tuned": True, "parallel": True}
+        layer = cls.from_dense(linear, chosen["formats"]["W"], schedule=chosen["schedule"],
+                               hand_tuned=chosen["hand_tuned"], parallel=chosen["parallel"])
+        return layer, decision
 
     @classmethod
     def zeros(cls, in_features: int, out_features: int, bias: bool = True,
@@ -132,6 +183,8 @@ class FormatLinear(torch.nn.Module):
     in_features = property(lambda self: int(self._weight.shape[1]))
     out_features = property(lambda self: int(self._weight.shape[0]))
     format = property(lambda self: self._weight.format, doc="The weight's format, e.g. 'csr'.")
+    schedule = property(lambda self: self._config[0],
+                        doc="The product's schedule text ('' for the default loop order).")
     has_bias = property(lambda self: self._bias is not None)
 
     @property
@@ -152,16 +205,18 @@ class FormatLinear(torch.nn.Module):
         """The bias as a float32 tensor (a copy), or None."""
         return None if self._bias is None else torch.from_numpy(self._bias.copy())
 
+    def _forward_kernel(self):
+        text = _FORWARD_BIAS if self._bias is not None else _FORWARD
+        return _kernel(text, self.format, self._config)
+
     @property
     def provider(self) -> str:
         """The provider that runs the product: csr_spmm, bsr_spmm or generated."""
-        text = _FORWARD_BIAS if self._bias is not None else _FORWARD
-        return _kernel(text, self.format).provider
+        return self._forward_kernel().provider
 
     def describe(self) -> str:
         """Which provider runs the product and why (Kernel.describe)."""
-        text = _FORWARD_BIAS if self._bias is not None else _FORWARD
-        return _kernel(text, self.format).describe()
+        return self._forward_kernel().describe()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
@@ -182,16 +237,16 @@ class FormatLinear(torch.nn.Module):
         y = torch.empty(rows, self.out_features, dtype=torch.float32)
         if rows:
             inputs = {"X": _matrix_of(x.reshape(rows, self.in_features)), "W": self._weight}
-            text = _FORWARD
             if self._bias is not None:
                 inputs["b"] = self._bias
-                text = _FORWARD_BIAS
-            _kernel(text, self.format).run(inputs, out=y)
+            self._forward_kernel().run(inputs, out=y)
         return y.reshape(*x.shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:
+        schedule = f", schedule={self.schedule!r}" if self.schedule else ""
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.has_bias}, format={self.format}, stored={self._weight.num_stored}")
+                f"bias={self.has_bias}, format={self.format}{schedule}, "
+                f"stored={self._weight.num_stored}")
 
     # --- state_dict, pickling, deepcopy -------------------------------------------------------
 
@@ -214,7 +269,9 @@ class FormatLinear(torch.nn.Module):
     def get_extra_state(self):
         # Read back by _load_from_state_dict itself (which replaces nn.Module's, the only caller
         # of set_extra_state).
-        return {"format": self.format}
+        schedule, hand_tuned, parallel = self._config
+        return {"format": self.format, "schedule": schedule, "hand_tuned": hand_tuned,
+                "parallel": parallel}
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
@@ -237,19 +294,29 @@ class FormatLinear(torch.nn.Module):
         if missing:
             missing_keys.extend(missing)
             return
-        fmt = self.format
+        fmt, config = self.format, self._config
         if prefix + "_extra_state" in state_dict:
             extra = state_dict[prefix + "_extra_state"]
-            if not isinstance(extra, dict) or not isinstance(extra.get("format"), str):
-                error_msgs.append(f"{prefix}_extra_state must be {{'format': str}} (the weight's "
-                                  f"format), got {extra!r}")
+            if not isinstance(extra, dict) or not isinstance(extra.get("format"), str) or not (
+                    isinstance(extra.get("schedule", ""), str) and
+                    isinstance(extra.get("hand_tuned", True), bool) and
+                    isinstance(extra.get("parallel", True), bool)):
+                error_msgs.append(
+                    f"{prefix}_extra_state must be {{'format': str, 'schedule': str, "
+                    f"'hand_tuned': bool, 'parallel': bool}} (the weight's format and how the "
+                    f"product is compiled; all but the format optional), got {extra!r}")
                 return
             fmt = extra["format"]
+            config = _config_of(extra.get("schedule", ""), extra.get("hand_tuned", True),
+                                extra.get("parallel", True))
         try:
-            self._weight = self._weight_from_state(state_dict, prefix, fmt)
+            weight = self._weight_from_state(state_dict, prefix, fmt)
+            text = _FORWARD_BIAS if self.has_bias else _FORWARD
+            _kernel(text, weight.format, config)  # a schedule the kernel refuses fails here
         except SparseFlowError as error:
             error_msgs.append(str(error))
             return
+        self._weight, self._config = weight, config
         if self.has_bias:
             bias = state_dict[prefix + "bias"]
             if tuple(bias.shape) != (self.out_features,):
@@ -301,6 +368,16 @@ class FormatLinear(torch.nn.Module):
             raise NotSupported("FormatLinear.requires_grad_(True): the sparse weight and bias "
                                "are not trainable; gradients flow to the input only")
         return self
+
+
+def _float32_weight(linear: torch.nn.Linear) -> Tensor:
+    """`linear`'s weight as a dense float32 sf.Tensor (a copy), checked to be a CPU nn.Linear."""
+    if not isinstance(linear, torch.nn.Linear):
+        raise InvalidArgument(f"expected a torch.nn.Linear, got {type(linear).__name__}")
+    if linear.weight.device.type != "cpu":
+        raise NotSupported(f"FormatLinear runs on the CPU; the weight is on "
+                           f"{linear.weight.device} (move the layer with .cpu())")
+    return from_torch(linear.weight.detach().to(torch.float32).contiguous())
 
 
 def _weight_from_coo(shape, rows, cols, values, fmt: str, prefix: str) -> Tensor:

@@ -1,6 +1,6 @@
 """sparsify(model): replaces the chosen nn.Linear layers by SparseLinear (pruned to n:m) or, with
 pattern="auto", by the fastest exact layer measured (dense, 2:4 where the weight is already 2:4,
-FormatLinear in csr or bsr), and reports every one.
+FormatLinear in the format and schedule the autoconfigurator chooses), and reports every one.
 
 Nothing is replaced silently: the report lists each nn.Linear, replaced or skipped with the reason
 (and under "auto" the candidates' measured times).
@@ -35,6 +35,8 @@ class LayerReport:
     diff: SparsifyDiff | None = None
     format: str = ""  # what the layer runs as: "2:4", "csr", "bsr:4x4", "dense"
     times_ms: dict = field(default_factory=dict)  # pattern="auto": each candidate's median time
+    schedule: str = ""  # the FormatLinear's schedule when it is the choice ("" the default)
+    tuning: dict | None = None  # pattern="auto" without formats: sf.tune's decision for the layer
 
     @property
     def max_error(self):
@@ -86,8 +88,16 @@ class SparsifyReport(LayerList):
             if layer.times_ms:
                 verdict = (f"-> {layer.format}" if layer.replaced else
                            f"kept dense ({layer.reason})")
-                lines.append(f"  {layer.name}: {shape} {verdict}, {layer.bytes_before} -> "
-                             f"{layer.bytes_after} bytes; measured {times}")
+                tuned = ""
+                if layer.tuning:
+                    t = layer.tuning
+                    tuned = (f"; the sparse candidate tuned over {t['space']} configurations "
+                             f"({t['measured']} timed"
+                             f"{', from the database' if t['from_database'] else ''})")
+                schedule = f" ({layer.schedule})" if layer.replaced and layer.schedule else ""
+                lines.append(f"  {layer.name}: {shape} {verdict}{schedule}, "
+                             f"{layer.bytes_before} -> {layer.bytes_after} bytes; measured "
+                             f"{times}{tuned}")
             elif layer.replaced:
                 d = layer.diff
                 lines.append(f"  {layer.name}: {shape} replaced, {layer.bytes_before} -> "
@@ -130,17 +140,21 @@ def _skip_reason(name, linear, include, exclude, group, in_attention, is_root):
 
 
 def sparsify(model: torch.nn.Module, pattern: str = "2:4", include=None, exclude=None,
-             threads: int = 0, *, batch: int = 32, formats=("csr", "bsr:4x4"),
-             reps: int = 5, prune: bool = False) -> SparsifyReport:
+             threads: int = 0, *, batch: int = 32, formats=None, reps: int = 5,
+             prune: bool = False, budget: int = 4, database=None) -> SparsifyReport:
     """Replaces the chosen nn.Linear layers of ``model`` (in place) by SparseLinear layers
     pruned to ``pattern``, and reports every Linear layer it saw.
 
     ``pattern="auto"`` prunes nothing: per layer it times, on random float32 inputs of ``batch``
     rows as forward is called (medians over ``reps`` rounds that call every candidate once, in a
     rotating order, after a warm-up), the layer as it is
-    (dense), 2:4 where the weight already is 2:4 (SparseLinear, no value changed) and
-    FormatLinear in each of ``formats`` (exact sparse formats; float32 weights), and keeps the
-    fastest; ``report[name].times_ms`` holds every candidate's time and ``.format`` the choice.
+    (dense), 2:4 where the weight already is 2:4 (SparseLinear, no value changed) and an exact
+    sparse FormatLinear (float32 weights), and keeps the fastest; ``report[name].times_ms`` holds
+    every candidate's time, ``.format`` and ``.schedule`` the choice. The sparse candidate's
+    format and schedule are the autoconfigurator's (``FormatLinear.tuned``: the cost model ranks
+    formats and schedules, the default and at most ``budget`` of the best ranked are timed, the
+    decision is recorded in the tuning ``database`` as in sf.tune; ``report[name].tuning`` is the
+    decision); ``formats=("csr", "bsr:4x4")`` instead times FormatLinear in each format given.
     ``prune=True`` lets it prune to 2:4 by magnitude where that is fastest (the report's diff then
     says what pruning changed; it is None where nothing was pruned, as for a weight already 2:4).
 
@@ -153,9 +167,11 @@ def sparsify(model: torch.nn.Module, pattern: str = "2:4", include=None, exclude
     auto = pattern == "auto"
     pattern = "2:4" if auto else _C.nm_pattern(pattern)
     group = 1 if auto else int(pattern.split(":")[1])
-    if auto and (int(batch) < 1 or int(reps) < 1):
-        raise InvalidArgument(f"sparsify(pattern='auto') needs batch >= 1 and reps >= 1, got "
-                              f"batch={batch}, reps={reps}")
+    if auto and (int(batch) < 1 or int(reps) < 1 or int(budget) < 0):
+        raise InvalidArgument(f"sparsify(pattern='auto') needs batch >= 1, reps >= 1 and "
+                              f"budget >= 0, got batch={batch}, reps={reps}, budget={budget}")
+    if formats is not None:
+        formats = [formats] if isinstance(formats, str) else list(formats)
     include = [include] if isinstance(include, str) else list(include or ["*"])
     exclude = [exclude] if isinstance(exclude, str) else list(exclude or [])
     in_attention = set()
@@ -174,8 +190,8 @@ def sparsify(model: torch.nn.Module, pattern: str = "2:4", include=None, exclude
             layers.append(LayerReport(name, shape, False, reason, before, before))
             continue
         if auto:
-            report, sparse = _fastest_exact(name, module, before, int(batch), list(formats),
-                                            int(reps), threads, prune)
+            report, sparse = _fastest_exact(name, module, before, int(batch), formats, int(reps),
+                                            threads, prune, (int(budget), database))
             layers.append(report)
             if sparse is not None:
                 replacements[id(module)] = sparse
@@ -209,9 +225,10 @@ def _interleaved_medians(layers: dict, x, reps: int) -> dict:
     return {name: statistics.median(samples[name]) for name in names}
 
 
-def _fastest_exact(name, linear, before, batch, formats, reps, threads, prune):
+def _fastest_exact(name, linear, before, batch, formats, reps, threads, prune, tuning):
     """(report, replacement or None): the fastest of the layer as it is, 2:4 where exact (or
-    allowed to prune) and FormatLinear in each format, timed on the same random input."""
+    allowed to prune) and FormatLinear (in each of `formats`, or as tuned when `formats` is None;
+    `tuning` = (budget, database)), timed on the same random input."""
     from .torch_format_linear import FormatLinear
 
     shape = (linear.out_features, linear.in_features)
@@ -223,8 +240,13 @@ def _fastest_exact(name, linear, before, batch, formats, reps, threads, prune):
         two_four, diff = SparseLinear.from_dense(linear, "2:4", return_diff=True, threads=threads)
         if diff.max_error == 0 or prune:  # already 2:4 (nothing pruned), or pruning allowed
             candidates["2:4"] = (two_four, two_four.weight_bytes + bias_bytes)
+    decision = None
     if linear.weight.dtype == torch.float32:
-        for fmt in formats:
+        if formats is None:
+            budget, database = tuning
+            layer, decision = FormatLinear.tuned(linear, batch, budget=budget, database=database)
+            candidates[layer.format] = (layer, layer.weight_bytes + bias_bytes)
+        for fmt in formats or ():
             layer = FormatLinear.from_dense(linear, fmt)
             candidates[fmt] = (layer, layer.weight_bytes + bias_bytes)
     times = _interleaved_medians({key: layer for key, (layer, _) in candidates.items()}, x, reps)
@@ -232,10 +254,11 @@ def _fastest_exact(name, linear, before, batch, formats, reps, threads, prune):
     layer, after = candidates[best]
     if best == "dense":
         return LayerReport(name, shape, False, "dense is the fastest", before, before,
-                           format="dense", times_ms=times), None
+                           format="dense", times_ms=times, tuning=decision), None
     pruned = best == "2:4" and diff.max_error != 0  # an exact 2:4 weight lost nothing
     return LayerReport(name, shape, True, "", before, after, diff if pruned else None,
-                       format=best, times_ms=times), layer
+                       format=best, times_ms=times,
+                       schedule=getattr(layer, "schedule", ""), tuning=decision), layer
 
 
 __all__ = ["LayerReport", "SparsifyReport", "sparsify"]

@@ -33,10 +33,10 @@ Measurement measureCompiled(const Kernel& k, const std::map<std::string, const T
   Tensor out = k.run(inputs);
   m.firstMs = millisecondsSince(firstCall);
   m.provider = k.provider();
-  if (options.capMs > 0 && m.firstMs > options.capMs) {
+  if (options.capFirstCall && options.capMs > 0 && m.firstMs > options.capMs) {
     m.capped = true;
     m.runs = 1;
-    m.medianMs = m.firstMs;
+    m.medianMs = m.totalMs = m.firstMs;
     return m;
   }
   std::vector<double> times;
@@ -47,9 +47,14 @@ Measurement measureCompiled(const Kernel& k, const std::map<std::string, const T
     out = k.run(inputs);
     times.push_back(millisecondsSince(start));
     total += times.back();
+    if (times.size() == 1 && options.capMs > 0 && times[0] > options.capMs) {
+      m.capped = true;
+      break;
+    }
   }
   std::sort(times.begin(), times.end());
   m.runs = static_cast<int>(times.size());
+  m.totalMs = total;
   m.medianMs = times[times.size() / 2];
   return m;
 }

@@ -17,9 +17,11 @@ struct Measurement {
   double medianMs = 0;  ///< steady state: the median over `runs` calls after the first
   double firstMs = 0;   ///< compile + first call (conversions into the configuration's formats)
   int runs = 0;
+  double totalMs = 0;    ///< the `runs` timed calls together
   std::string provider;  ///< what ran ("csr_spmm", "generated"...)
-  /// The first call alone took longer than MeasureOptions::capMs: `medianMs` is that call's time
-  /// and nothing more was timed (a configuration far slower than the default ranks last anyway).
+  /// The first call after the first (conversions done, caches warm) took longer than
+  /// MeasureOptions::capMs: `medianMs` is that call's time and nothing more was timed (a
+  /// configuration far slower than the default ranks last anyway).
   bool capped = false;
 };
 
@@ -29,8 +31,12 @@ struct MeasureOptions {
   /// settles (with 15, a fresh process read such problems 10-50% slower than a warm one).
   int maxRuns = 1000;
   double targetMs = 20;  ///< stop after minRuns once the calls took this long in total
-  /// A first call (after compiling) longer than this is the measurement (capped); 0: no cap.
+  /// A first timed call (the one after the first, which converts the inputs into the
+  /// configuration's formats) longer than this is the measurement (capped); 0: no cap.
   double capMs = 0;
+  /// The first call converts nothing (the configuration's formats are the inputs' own): capMs
+  /// applies to it as well, so a slow configuration costs one call.
+  bool capFirstCall = false;
 };
 
 /// `base` with `config`'s formats (all of them; base's others dropped), schedule and provider

@@ -57,6 +57,55 @@ def test_outputs_match_float64_for_every_batch_shape(seed, fmt, provider):
     assert torch.equal(layer.dense_weight(), no_bias.weight.detach())
 
 
+def test_a_scheduled_layer_keeps_its_schedule_through_state_dict_and_pickle(seed):
+    linear = _pruned_linear(72, 40, 0.2)
+    schedule = "split(n, n0, n1, 16); parallel(n0)"
+    layer = sf.FormatLinear.from_dense(linear, "csr", schedule=schedule, hand_tuned=False)
+    assert layer.schedule == schedule and layer.provider == "generated", layer.describe()
+    assert "schedule=" in repr(layer)
+    x = torch.randn(37, 72)
+    want = _reference(linear, x)
+    got = layer(x)
+    assert float((got.double() - want).abs().max()) <= 1e-5 * max(1.0, float(want.abs().max()))
+    state = layer.state_dict()
+    assert state["_extra_state"] == {"format": "csr", "schedule": schedule, "hand_tuned": False,
+                                     "parallel": True}
+    fresh = sf.FormatLinear.zeros(72, 40, bias=True, format="csr")
+    fresh.load_state_dict(state)
+    assert fresh.schedule == schedule and fresh.provider == "generated"
+    assert torch.equal(fresh(x), got)
+    for copied in (copy.deepcopy(layer), _saved_and_loaded(layer)):
+        assert copied.schedule == schedule and torch.equal(copied(x), got)
+    # A checkpoint of before schedules were saved (the format alone): the default product.
+    state["_extra_state"] = {"format": "csr"}
+    fresh.load_state_dict(state)
+    assert fresh.schedule == "" and fresh.provider == "csr_spmm"
+    # A schedule the kernel refuses is a load error naming it; the layer keeps what it had.
+    state["_extra_state"] = {"format": "bsr:4x4", "schedule": "split(zz, z0, z1, 4)"}
+    with pytest.raises(RuntimeError, match="zz"):
+        fresh.load_state_dict(state)
+    assert fresh.format == "csr" and fresh.schedule == "" and fresh.provider == "csr_spmm"
+    assert torch.allclose(fresh(x).double(), want, atol=1e-5)
+    state["_extra_state"] = {"format": "csr", "hand_tuned": "yes"}
+    with pytest.raises(RuntimeError, match="_extra_state must be"):
+        fresh.load_state_dict(state)
+    with pytest.raises(sf.InvalidArgument, match="schedule must be"):
+        sf.FormatLinear.from_dense(linear, "csr", schedule=16)
+
+
+def test_tuned_takes_the_autoconfigurators_format_and_schedule(seed):
+    linear = _pruned_linear(96, 64, 0.1)
+    layer, decision = sf.FormatLinear.tuned(linear, batch=16, budget=3, database=False)
+    assert decision["space"] > 100 and 1 <= decision["measured"] <= 4
+    assert layer.format == decision["formats"]["W"] and layer.schedule == decision["schedule"]
+    assert decision["median_ms"] <= decision["default_ms"]
+    x = torch.randn(16, 96)
+    want = _reference(linear, x)
+    assert float((layer(x).double() - want).abs().max()) <= 1e-5 * max(1.0, float(want.abs().max()))
+    with pytest.raises(sf.InvalidArgument, match="batch >= 1"):
+        sf.FormatLinear.tuned(linear, batch=0)
+
+
 def test_the_weight_is_a_snapshot_and_stores_only_nonzeros(seed):
     linear = _pruned_linear(128, 64, 0.1)
     nonzeros = int((linear.weight != 0).sum())
@@ -92,7 +141,8 @@ def test_state_dict_pickle_and_deepcopy_keep_the_weights(seed):
     state = layer.state_dict()
     assert sorted(state) == sorted(["weight_rows", "weight_cols", "weight_values",
                                     "weight_shape", "bias", "_extra_state"])
-    assert state["_extra_state"] == {"format": "bsr:4x4"}
+    assert state["_extra_state"] == {"format": "bsr:4x4", "schedule": "", "hand_tuned": True,
+                                     "parallel": True}
     # Loaded into a zero csr layer: the checkpoint's format and values come back.
     fresh = sf.FormatLinear.zeros(40, 24, bias=True, format="csr")
     fresh.load_state_dict(state)
@@ -170,21 +220,29 @@ def test_sparsify_auto_keeps_the_fastest_exact_layer_and_changes_no_output(seed)
     x = torch.randn(32, 256)
     with torch.no_grad():
         want = model(x)
-    report = sf.sparsify(model, pattern="auto", batch=32, reps=3)
+    report = sf.sparsify(model, pattern="auto", batch=32, reps=3, budget=4, database=False)
     assert report.pattern == "auto" and len(report.layers) == 3
     for layer in report.layers:
         assert layer.format == min(layer.times_ms, key=layer.times_ms.get)
-        assert set(layer.times_ms) >= {"dense", "csr", "bsr:4x4"}
+        # The sparse candidate is the autoconfigurator's: ranked by the model, a few timed.
+        tuning = layer.tuning
+        assert tuning is not None and tuning["space"] > 100 and not tuning["from_database"]
+        assert 1 <= tuning["measured"] <= 5 and len(tuning["candidates"]) == tuning["measured"]
+        sparse = [key for key in layer.times_ms if key not in ("dense", "2:4")]
+        assert len(sparse) == 1 and "dense" in layer.times_ms
         assert all(t > 0 for t in layer.times_ms.values())
         assert layer.replaced == (layer.format != "dense")
         assert layer.diff is None  # nothing was pruned
     # 2:4 is a candidate only where the weight already is 2:4.
     assert "2:4" in report["two_four"].times_ms
     assert "2:4" not in report["sparse"].times_ms and "2:4" not in report["dense"].times_ms
-    kinds = {"dense": nn.Linear, "2:4": sf.SparseLinear, "csr": sf.FormatLinear,
-             "bsr:4x4": sf.FormatLinear}
     for name in ("sparse", "two_four", "dense"):
-        assert isinstance(getattr(model, name), kinds[report[name].format])
+        chosen = report[name].format
+        kind = {"dense": nn.Linear, "2:4": sf.SparseLinear}.get(chosen, sf.FormatLinear)
+        layer = getattr(model, name)
+        assert isinstance(layer, kind)
+        if kind is sf.FormatLinear:
+            assert layer.format == chosen and layer.schedule == report[name].schedule
     with torch.no_grad():
         got = model(x)
         assert float((got - want).abs().max()) <= 1e-4 * max(1.0, float(want.abs().max()))
@@ -192,6 +250,34 @@ def test_sparsify_auto_keeps_the_fastest_exact_layer_and_changes_no_output(seed)
         assert torch.equal(restored(x), got)
     text = str(report)
     assert text.startswith("sparsify auto:") and "measured dense" in text
+    assert "tuned over" in text
+
+
+def test_sparsify_auto_with_formats_times_each_format_given(seed):
+    model = _Three()
+    report = sf.sparsify(model, pattern="auto", batch=8, reps=1, formats=("csr", "bsr:4x4"))
+    for layer in report.layers:
+        assert layer.tuning is None
+        assert set(layer.times_ms) - {"2:4"} == {"dense", "csr", "bsr:4x4"}
+    report = sf.sparsify(_Three(), pattern="auto", batch=8, reps=1, formats="csr")
+    assert set(report["sparse"].times_ms) == {"dense", "csr"}
+
+
+def test_sparsify_auto_reuses_the_tuning_database(seed, tmp_path):
+    db = tmp_path / "tuning.jsonl"
+    model = _Three()
+    twin = copy.deepcopy(model)
+    first = sf.sparsify(model, pattern="auto", batch=8, reps=1, budget=2, database=str(db),
+                        include="sparse")
+    assert not first["sparse"].tuning["from_database"] and db.exists()
+    # The same weight again: the recorded decision, nothing timed by the search.
+    second = sf.sparsify(twin, pattern="auto", batch=8, reps=1, budget=2, database=str(db),
+                         include="sparse")
+    tuning = second["sparse"].tuning
+    assert tuning["from_database"]
+    for key in ("formats", "schedule", "hand_tuned", "parallel"):
+        assert tuning[key] == first["sparse"].tuning[key]
+    assert "from the database" in str(second)
 
 
 def test_sparsify_auto_with_pruning_allowed_offers_two_four_everywhere(seed):
