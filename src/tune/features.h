@@ -17,7 +17,7 @@ struct Config;
 struct Features {
   std::vector<std::string> names;
   std::vector<double> values;
-  void add(const std::string& name, double value);
+  void add(std::string name, double value);
   /// Appends `other`'s features with `prefix` before each name ("A.", "cfg.").
   void append(const Features& other, const std::string& prefix = "");
   /// The value of `name`; throws kInvalidArgument naming it when absent.
