@@ -28,6 +28,8 @@ void applyEpilogueLoop(const DenseProblem& p) {
         case Activation::kGeluTanh:
           v = 0.5f * v * (1.0f + std::tanh(0.79788456f * (v + 0.044715f * v * v * v)));
           break;
+        case Activation::kTanh: v = std::tanh(v); break;
+        case Activation::kSigmoid: v = 1.0f / (1.0f + std::exp(-v)); break;
         case Activation::kNone: break;
       }
       row[o] = v;
@@ -83,6 +85,12 @@ class OneDnnMatmul final : public DensePeer {
         break;
       case Activation::kGeluTanh:
         ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+        break;
+      case Activation::kTanh:
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
+        break;
+      case Activation::kSigmoid:
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
         break;
       case Activation::kNone: break;
     }

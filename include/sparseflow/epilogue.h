@@ -1,4 +1,5 @@
-// Epilogues: the element-wise functions fused after a kernel's reduction (bias, relu, silu, gelu).
+// Epilogues: the element-wise functions fused after a kernel's reduction (bias, relu, silu, gelu,
+// tanh, sigmoid).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,8 @@ enum class Activation : int32_t {
   kSilu = 2,      ///< x * sigmoid(x)
   kGeluErf = 3,   ///< x * Φ(x), the exact (erf) form
   kGeluTanh = 4,  ///< the tanh approximation of GELU
+  kTanh = 5,
+  kSigmoid = 6,  ///< 1 / (1 + exp(-x))
 };
 
 /// Every registered activation, in enum order.

@@ -100,7 +100,8 @@ def formats() -> list:
 
 
 def activations() -> list:
-    """The activations SparseLinear can fuse: relu, silu, gelu (the erf form), gelu_tanh."""
+    """The activations SparseLinear can fuse: relu, silu, gelu (the erf form), gelu_tanh, tanh,
+    sigmoid."""
     return ["gelu" if a == "gelu_erf" else a for a in _C.activations() if a != "none"]
 
 

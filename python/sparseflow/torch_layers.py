@@ -30,7 +30,7 @@ from .torch_ops import (
     torch_dtype,
 )
 
-_ACTIVATIONS = ("relu", "silu", "gelu", "gelu_erf", "gelu_tanh")
+_ACTIVATIONS = ("relu", "silu", "gelu", "gelu_erf", "gelu_tanh", "tanh", "sigmoid")
 _SF_WEIGHT_DTYPES = ("f32", "bf16", "f16")  # the weight dtypes torch_ops maps to torch
 
 
@@ -83,8 +83,8 @@ class SparseLinear(torch.nn.Module):
         """Prunes ``linear``'s weight to ``pattern`` by magnitude (n largest |w| of every m
         along in_features) and builds the layer; with ``return_diff=True`` returns
         ``(layer, diff)``, diff a SparsifyDiff (max_error, mean_error, relative_error,
-        kept_magnitude, kept, total). ``activation``: None, "relu", "silu", "gelu" (erf) or
-        "gelu_tanh", fused after the bias. The dense layer is not changed."""
+        kept_magnitude, kept, total). ``activation``: None, "relu", "silu", "gelu" (erf),
+        "gelu_tanh", "tanh" or "sigmoid", fused after the bias. The dense layer is not changed."""
         if not isinstance(linear, torch.nn.Linear):
             raise InvalidArgument(f"expected a torch.nn.Linear, got {type(linear).__name__}")
         weight = linear.weight
@@ -116,7 +116,7 @@ class SparseLinear(torch.nn.Module):
     out_features = property(lambda self: int(self._layer.out_features))
     pattern = property(lambda self: self._layer.pattern)
     activation = property(lambda self: activation_name(self._layer),
-                          doc="None, 'relu', 'silu', 'gelu' or 'gelu_tanh'.")
+                          doc="None, 'relu', 'silu', 'gelu', 'gelu_tanh', 'tanh' or 'sigmoid'.")
     has_bias = property(lambda self: bool(self._layer.has_bias))
     weight_dtype = property(lambda self: torch_dtype(self._layer.weight_dtype))
 

@@ -37,7 +37,8 @@ def torch_dtype(name: str) -> torch.dtype:
 
 
 def activation_name(layer) -> Optional[str]:
-    """The activation as SparseLinear takes it: None, 'relu', 'silu', 'gelu', 'gelu_tanh'."""
+    """The activation as SparseLinear takes it: None, 'relu', 'silu', 'gelu', 'gelu_tanh',
+    'tanh', 'sigmoid'."""
     name = layer.activation
     return None if name == "none" else "gelu" if name == "gelu_erf" else name
 
@@ -185,6 +186,8 @@ _ACTIVATIONS = {
     "silu": torch.nn.functional.silu,
     "gelu_erf": torch.nn.functional.gelu,
     "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh"),
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
 }
 
 

@@ -6,9 +6,11 @@
 // written `relu(...)` etc. reach it (pipeline/contraction.cpp matches the names).
 #pragma once
 
-#define SF_ACTIVATION_LIST(X)                           \
-  X(kNone, "none", referenceIdentity, VecIdentity)      \
-  X(kRelu, "relu", referenceRelu, VecRelu)              \
-  X(kSilu, "silu", referenceSilu, VecSilu)              \
-  X(kGeluErf, "gelu_erf", referenceGeluErf, VecGeluErf) \
-  X(kGeluTanh, "gelu_tanh", referenceGeluTanh, VecGeluTanh)
+#define SF_ACTIVATION_LIST(X)                               \
+  X(kNone, "none", referenceIdentity, VecIdentity)          \
+  X(kRelu, "relu", referenceRelu, VecRelu)                  \
+  X(kSilu, "silu", referenceSilu, VecSilu)                  \
+  X(kGeluErf, "gelu_erf", referenceGeluErf, VecGeluErf)     \
+  X(kGeluTanh, "gelu_tanh", referenceGeluTanh, VecGeluTanh) \
+  X(kTanh, "tanh", referenceTanh, VecTanh)                  \
+  X(kSigmoid, "sigmoid", referenceSigmoid, VecSigmoid)

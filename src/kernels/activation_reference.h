@@ -23,5 +23,11 @@ inline double referenceGeluErf(double x) {
 inline double referenceGeluTanh(double x) {
   return support::elementwise::GeluTanh(x);
 }
+inline double referenceTanh(double x) {
+  return support::elementwise::Tanh(x);
+}
+inline double referenceSigmoid(double x) {
+  return support::elementwise::Sigmoid(x);
+}
 
 }  // namespace sparseflow::kernels

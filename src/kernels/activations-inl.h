@@ -102,6 +102,23 @@ struct VecGeluTanh {
   }
 };
 
+/// tanh(x) by Highway's approximation (a few ulp; ±1 at ±inf through applySpan).
+struct VecTanh {
+  template <class D, class V>
+  static V apply(D d, V v) {
+    return hn::Tanh(d, v);
+  }
+};
+
+/// 1 / (1 + exp(-x)), the exponential's argument clamped to where f32 exp is finite (0 and 1 at
+/// ∓inf through applySpan).
+struct VecSigmoid {
+  template <class D, class V>
+  static V apply(D d, V v) {
+    return hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), clampedExp(d, hn::Neg(v))));
+  }
+};
+
 /// F at a vector `v`, with the lanes where `v` is NaN or ±inf set to the reference's value there
 /// (`atInf` = reference(+inf), `atMinusInf` = reference(-inf); NaN stays NaN).
 template <class F, class D, class V>

@@ -33,7 +33,7 @@ def assert_same_specials(got, want, tol):
 
 
 @pytest.mark.parametrize("batch", [1, 8, 32])
-@pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
+@pytest.mark.parametrize("activation", ["relu", "gelu", "silu", "tanh", "sigmoid"])
 def test_sparse_linear_nan_and_inf_in_x_bias_and_weights(torch_rng, batch, activation):
     rng = torch_rng
     inp, out = 64, 24
@@ -50,7 +50,8 @@ def test_sparse_linear_nan_and_inf_in_x_bias_and_weights(torch_rng, batch, activ
     x[0, 6] = np.nan
     x[batch - 1, 9] = -np.inf
     y = sparse(torch.from_numpy(x)).numpy()
-    act = {"relu": F.relu, "gelu": F.gelu, "silu": F.silu}[activation]
+    act = {"relu": F.relu, "gelu": F.gelu, "silu": F.silu, "tanh": torch.tanh,
+           "sigmoid": torch.sigmoid}[activation]
     want = structural_reference(x, w, linear.bias.detach().double().numpy(), act)
     assert np.isnan(want[:, 3]).all() and np.isnan(want[0]).any()
     assert_same_specials(y, want, 1e-4 * (1 + np.abs(want[np.isfinite(want)]).max(initial=0)))

@@ -99,6 +99,35 @@ class TanhGeluMlp(nn.Module):
         return 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * h.pow(3))))
 
 
+class TanhSigmoidMlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(48, 80)
+        self.fc2 = nn.Linear(80, 24)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc2(torch.tanh(self.fc1(x))))
+
+
+@pytest.mark.parametrize("density", [1.0, 0.1])
+def test_tanh_and_sigmoid_fuse_into_their_layers_and_match_torch(seed, density):
+    rng = torch.Generator().manual_seed(seed)
+    model = TanhSigmoidMlp()
+    with torch.no_grad():
+        for fc in (model.fc1, model.fc2):
+            fc.weight.mul_(torch.rand(fc.weight.shape, generator=rng) < density)
+    x = torch.randn(13, 48, generator=rng) * 3
+    x[0, :4] = torch.tensor([60.0, -60.0, 40.0, -40.0])  # rows whose activations saturate
+    opt, report = sf.optimize(model, x, measure=False)
+    whats = [s.what for s in report.steps]
+    assert len(whats) == 2 and whats[0].startswith("linear") and "+ tanh" in whats[0], whats
+    assert whats[1].startswith("linear") and "+ sigmoid" in whats[1], whats
+    with torch.no_grad():
+        want = model(x)
+    got = opt(x)
+    assert torch.isfinite(got).all() and _close(got, want, tol=1e-5), float((got - want).abs().max())
+
+
 @pytest.mark.parametrize("density", [1.0, 0.1])
 def test_tanh_gelu_is_fused_and_matches_torch(seed, density):
     """Dense weights (the gelu in the dense layer's epilogue) and 90% pruned ones (csr: the two

@@ -14,6 +14,8 @@ ACTIVATIONS = {
     "silu": F.silu,
     "gelu": F.gelu,
     "gelu_tanh": lambda y: F.gelu(y, approximate="tanh"),
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
 }
 
 
@@ -135,7 +137,7 @@ def test_errors(torch_rng):
     with pytest.raises(sf.InvalidArgument, match="float64"):
         sparse(torch.randn(3, 16, dtype=torch.float64))
     with pytest.raises(sf.InvalidArgument, match="activation"):
-        sf.SparseLinear.from_dense(linear, activation="tanh")
+        sf.SparseLinear.from_dense(linear, activation="mish")
     with pytest.raises(sf.NotSupported):
         sf.SparseLinear.from_dense(make_linear(torch_rng, 16, 8).double())
     # f64 2:4 weights run through sf.compile (nm_linear's f64 kernel), not this module.
@@ -151,7 +153,7 @@ def test_module_repr_and_describe(torch_rng):
     text = repr(sparse)
     assert "in_features=16" in text and "2:4" in text and "gelu" in text
     assert isinstance(sparse.describe(7), str) and sparse.weight_bytes > 0
-    assert sf.activations() == ["relu", "silu", "gelu", "gelu_tanh"]
+    assert sf.activations() == ["relu", "silu", "gelu", "gelu_tanh", "tanh", "sigmoid"]
 
 
 def test_diff_is_a_read_only_mapping(torch_rng):

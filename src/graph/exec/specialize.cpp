@@ -24,6 +24,8 @@ const char* fusableActivation(OpKind op) {
     case OpKind::kGelu: return "gelu";
     case OpKind::kGeluTanh: return "gelu_tanh";
     case OpKind::kSilu: return "silu";
+    case OpKind::kTanh: return "tanh";
+    case OpKind::kSigmoid: return "sigmoid";
     default: return nullptr;
   }
 }
@@ -175,11 +177,10 @@ ExecStep kernelStep(const Model& m, const LinearChain& c, const std::string& for
   ExecStep step;
   step.isKernel = true;
   const std::string activation = c.activation ? c.activation : "";
-  step.activation = activation.empty()          ? Activation::kNone
-                    : activation == "relu"      ? Activation::kRelu
-                    : activation == "gelu"      ? Activation::kGeluErf
-                    : activation == "gelu_tanh" ? Activation::kGeluTanh
-                                                : Activation::kSilu;
+  step.activation = activation == "gelu" ? Activation::kGeluErf : Activation::kNone;
+  for (Activation a : allActivations()) {
+    if (activation == activationName(a)) step.activation = a;
+  }
   step.result = c.nodes.back();
   step.x = c.x;
   step.clipLow = c.clipLow;

@@ -161,7 +161,8 @@ uint32_t freshSeed() {
 }
 
 const std::vector<std::string>& epilogues() {
-  static const std::vector<std::string> list = {"", "relu", "silu", "gelu", "gelu_tanh"};
+  static const std::vector<std::string> list = {"",          "relu", "silu",   "gelu",
+                                                "gelu_tanh", "tanh", "sigmoid"};
   return list;
 }
 
