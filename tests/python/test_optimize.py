@@ -99,11 +99,8 @@ class TanhGeluMlp(nn.Module):
         return 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * h.pow(3))))
 
 
-class TanhSigmoidMlp(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(48, 80)
-        self.fc2 = nn.Linear(80, 24)
+class TanhSigmoidMlp(TanhGeluMlp):
+    """The same layers with tanh after the first and sigmoid after the second."""
 
     def forward(self, x):
         return torch.sigmoid(self.fc2(torch.tanh(self.fc1(x))))
