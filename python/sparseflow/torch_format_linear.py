@@ -147,7 +147,8 @@ class FormatLinear(torch.nn.Module):
         model ranks the formats and schedules, the default and at most ``budget`` of the best
         ranked are timed on random inputs, the fastest kept; docs/tune.md). ``decision`` is
         sf.tune's record. An n:m format is not among the choices (that is SparseLinear): if one
-        wins, the fastest other timed configuration is taken. ``database``/``model`` as in
+        wins, the fastest other timed configuration is taken (csr when the decision came from
+        the database, which keeps no other candidate). ``database``/``model`` as in
         sf.tune (a decision recorded for this weight pattern is reused without timing)."""
         from .tuning import tune
 
@@ -345,6 +346,7 @@ class FormatLinear(torch.nn.Module):
 
     def __setstate__(self, state):
         saved = state.pop("_weight")
+        state.setdefault("_config", _DEFAULT_CONFIG)  # pickled before layers had a schedule
         super().__setstate__(state)
         shape = [int(v) for v in saved["weight_shape"].tolist()]
         self._weight = _weight_from_coo(shape, saved["weight_rows"], saved["weight_cols"],

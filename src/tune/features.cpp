@@ -50,6 +50,8 @@ constexpr bool blockSidesArePowersOfTwo() {
   return true;
 }
 static_assert(blockSidesArePowersOfTwo());
+// The block fill's buffer holds a block row of the last (largest) side.
+static_assert(std::is_sorted(std::begin(kBlockSides), std::end(kBlockSides)));
 
 /// Calls `visit` with `count` indices spread evenly over [0, n): all of them when n <= count.
 template <typename Visit>

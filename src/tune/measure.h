@@ -19,8 +19,8 @@ struct Measurement {
   int runs = 0;
   double totalMs = 0;    ///< the `runs` timed calls together
   std::string provider;  ///< what ran ("csr_spmm", "generated"...)
-  /// The first call after the first (conversions done, caches warm) took longer than
-  /// MeasureOptions::capMs: `medianMs` is that call's time and nothing more was timed (a
+  /// The first two timed calls (after the first call, which converts) both took longer than
+  /// MeasureOptions::capMs: `medianMs` is the slower's time and nothing more was timed (a
   /// configuration far slower than the default ranks last anyway).
   bool capped = false;
 };
@@ -31,11 +31,11 @@ struct MeasureOptions {
   /// settles (with 15, a fresh process read such problems 10-50% slower than a warm one).
   int maxRuns = 1000;
   double targetMs = 20;  ///< stop after minRuns once the calls took this long in total
-  /// A first timed call (the one after the first, which converts the inputs into the
-  /// configuration's formats) longer than this is the measurement (capped); 0: no cap.
+  /// Two first timed calls (after the first, which converts the inputs into the
+  /// configuration's formats) both longer than this are the measurement (capped); 0: no cap.
   double capMs = 0;
-  /// The first call converts nothing (the configuration's formats are the inputs' own): capMs
-  /// applies to it as well, so a slow configuration costs one call.
+  /// The first call converts nothing (the configuration's formats are the inputs' own): it is
+  /// the first timed call, so a slow configuration costs two calls in all.
   bool capFirstCall = false;
 };
 

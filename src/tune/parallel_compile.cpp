@@ -1,6 +1,9 @@
 // Compiling configurations side by side (parallel_compile.h).
 #include "tune/parallel_compile.h"
 
+#include <omp.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -12,6 +15,18 @@
 #include "tune/measure.h"
 
 namespace sparseflow::tune {
+namespace {
+
+/// The cores this process may run on (its CPU affinity: a container's cpuset, taskset), at most
+/// OpenMP's thread count (OMP_NUM_THREADS, the user's setting).
+size_t usableCores() {
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = std::max(1, CPU_COUNT(&set));
+  return std::min(cores, static_cast<size_t>(std::max(1, omp_get_max_threads())));
+}
+
+}  // namespace
 
 std::vector<CompiledConfig> compileConfigs(const std::string& kernel, const KernelOptions& base,
                                            const std::vector<Config>& configs, int threads) {
@@ -22,10 +37,12 @@ std::vector<CompiledConfig> compileConfigs(const std::string& kernel, const Kern
   // The JIT serializes builds of one key and lets different keys build at once (jit.cpp).
   const auto work = [&] {
     for (size_t k = next++; k < configs.size(); k = next++) {
-      try {
-        compiled[k].kernel = Kernel::compile(kernel, optionsFor(base, configs[k]));
-      } catch (const Error& e) {
-        compiled[k].error = e.what();
+      try {  // nothing leaves a thread: out of memory while recording an error is a failure too
+        try {
+          compiled[k].kernel = Kernel::compile(kernel, optionsFor(base, configs[k]));
+        } catch (const Error& e) {
+          compiled[k].error = e.what();
+        }
       } catch (...) {
         const std::lock_guard<std::mutex> lock(failureMutex);
         if (!failure) failure = std::current_exception();
@@ -33,9 +50,10 @@ std::vector<CompiledConfig> compileConfigs(const std::string& kernel, const Kern
       }
     }
   };
-  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const size_t count = std::min(configs.size(), threads > 0 ? static_cast<size_t>(threads) : cores);
+  const size_t count =
+      std::min(configs.size(), threads > 0 ? static_cast<size_t>(threads) : usableCores());
   std::vector<std::thread> pool;
+  pool.reserve(count);  // emplace_back below then allocates nothing
   for (size_t t = 1; t < count; ++t) {
     try {
       pool.emplace_back(work);

@@ -19,7 +19,8 @@ struct CompiledConfig {
 };
 
 /// Compiles each of `configs` of `kernel` (options from `base`, as measure() compiles them) on up
-/// to `threads` threads (0: one per core); the results in `configs`' order. An exception other
+/// to `threads` threads (0: one per core this process may use, at most OpenMP's thread count);
+/// the results in `configs`' order. An exception other
 /// than a sparseflow Error (out of memory) is rethrown here after every thread has finished.
 std::vector<CompiledConfig> compileConfigs(const std::string& kernel, const KernelOptions& base,
                                            const std::vector<Config>& configs, int threads = 0);
