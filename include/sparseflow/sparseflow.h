@@ -347,9 +347,9 @@ SPARSEFLOW_API sparseflow_status sparseflow_nm_sparsify(SparseFlowContext* conte
 /// A layer y = epilogue(x · Wᵀ + b) from W (out_features × in_features) in the "2:4" format with
 /// f32, f16, bf16 or f64 values (f64 weights accumulate in f64; the f32 bias is widened).
 /// `epilogue` is "none" (or NULL), "bias", "relu", "bias+relu", "silu", "gelu" (erf form),
-/// "gelu_tanh", "tanh", "sigmoid", "bias+gelu"...; `bias` (bias_count = out_features f32 values) must be given exactly
-/// when it says bias, and is copied. The weights are packed (and copied): the tensor may be
-/// destroyed after this call. The layer runs on the context's thread count.
+/// "gelu_tanh", "tanh", "sigmoid", "bias+gelu"...; `bias` (bias_count = out_features f32 values)
+/// must be given exactly when it says bias, and is copied. The weights are packed (and copied): the
+/// tensor may be destroyed after this call. The layer runs on the context's thread count.
 SPARSEFLOW_API sparseflow_status sparseflow_linear_create(SparseFlowContext* context,
                                                           const SparseFlowTensor* weights,
                                                           const float* bias, int64_t bias_count,
