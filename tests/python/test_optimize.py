@@ -99,6 +99,14 @@ class TanhGeluMlp(nn.Module):
         return 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * h.pow(3))))
 
 
+def _with_weights_kept(model, density, rng):
+    """`model` with each weight of fc1 and fc2 kept with probability `density` (the rest 0)."""
+    with torch.no_grad():
+        for fc in (model.fc1, model.fc2):
+            fc.weight.mul_(torch.rand(fc.weight.shape, generator=rng) < density)
+    return model
+
+
 class TanhSigmoidMlp(TanhGeluMlp):
     """The same layers with tanh after the first and sigmoid after the second."""
 
@@ -109,16 +117,15 @@ class TanhSigmoidMlp(TanhGeluMlp):
 @pytest.mark.parametrize("density", [1.0, 0.1])
 def test_tanh_and_sigmoid_fuse_into_their_layers_and_match_torch(seed, density):
     rng = torch.Generator().manual_seed(seed)
-    model = TanhSigmoidMlp()
-    with torch.no_grad():
-        for fc in (model.fc1, model.fc2):
-            fc.weight.mul_(torch.rand(fc.weight.shape, generator=rng) < density)
+    model = _with_weights_kept(TanhSigmoidMlp(), density, rng)
     x = torch.randn(13, 48, generator=rng) * 3
     x[0, :4] = torch.tensor([60.0, -60.0, 40.0, -40.0])  # rows whose activations saturate
     opt, report = sf.optimize(model, x, measure=False)
     whats = [s.what for s in report.steps]
     assert len(whats) == 2 and whats[0].startswith("linear") and "+ tanh" in whats[0], whats
     assert whats[1].startswith("linear") and "+ sigmoid" in whats[1], whats
+    formats = {s.weight: s.format for s in report.steps if s.weight}
+    assert formats["fc1.weight"] == ("dense" if density == 1.0 else "csr"), formats
     with torch.no_grad():
         want = model(x)
     got = opt(x)
@@ -130,10 +137,7 @@ def test_tanh_gelu_is_fused_and_matches_torch(seed, density):
     """Dense weights (the gelu in the dense layer's epilogue) and 90% pruned ones (csr: the two
     layers as one pair kernel, the activation between them in its epilogue)."""
     rng = torch.Generator().manual_seed(seed)
-    model = TanhGeluMlp()
-    with torch.no_grad():
-        for fc in (model.fc1, model.fc2):
-            fc.weight.mul_(torch.rand(fc.weight.shape, generator=rng) < density)
+    model = _with_weights_kept(TanhGeluMlp(), density, rng)
     x = torch.randn(13, 48, generator=rng) * 2
     opt, report = sf.optimize(model, x, measure=False)
     assert report.steps[0].what.startswith("linear") and "gelu_tanh" in report.steps[0].what
