@@ -85,6 +85,34 @@ TEST(TuneFeatures, DenseBlocksFillTheirBlocksAndEveryFormatGivesTheSameFeatures)
   }
 }
 
+TEST(TuneFeatures, BlockFillCountsSpreadAndClusteredBlockColumnsExactly) {
+  // Every row holds 20 entries; all block rows alike, so whichever are sampled give the fill.
+  // Spread: columns j * 3000 + r % 2 (a block row's block columns span far more than 64 bits per
+  // entry: counted by sorting); clustered: columns 0..19 (counted by the bitmap).
+  const int64_t rows = 64, cols = 65536;
+  Coo spread{{rows, cols}, {}, {}}, clustered{{rows, cols}, {}, {}};
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < 20; ++j) {
+      spread.coords.insert(spread.coords.end(), {r, j * 3000 + r % 2});
+      spread.values.push_back(1.0);
+      clustered.coords.insert(clustered.coords.end(), {r, j});
+      clustered.values.push_back(1.0);
+    }
+  }
+  const Features fs = matrixFeatures(fromCoo(spread, Format::parse("csr", 2)));
+  const Features fc = matrixFeatures(fromCoo(clustered, Format::parse("csr", 2)));
+  // Spread: each b-row block row touches 20 blocks with 20 b entries: fill 1 / b.
+  EXPECT_DOUBLE_EQ(fs.at("block_fill_2"), 0.5);
+  EXPECT_DOUBLE_EQ(fs.at("block_fill_4"), 0.25);
+  EXPECT_DOUBLE_EQ(fs.at("block_fill_8"), 0.125);
+  EXPECT_DOUBLE_EQ(fs.at("block_fill_16"), 0.0625);
+  // Clustered: 20 b entries in ceil(20 / b) blocks of b x b.
+  EXPECT_DOUBLE_EQ(fc.at("block_fill_2"), 1.0);
+  EXPECT_DOUBLE_EQ(fc.at("block_fill_4"), 1.0);
+  EXPECT_DOUBLE_EQ(fc.at("block_fill_8"), 160.0 / (3 * 64));
+  EXPECT_DOUBLE_EQ(fc.at("block_fill_16"), 320.0 / (2 * 256));
+}
+
 TEST(TuneFeatures, SampledRowsAndEmptyMatricesStayFinite) {
   // A tall random matrix (more rows than the sample) and an empty one.
   std::mt19937_64 rng(sparseflow::testing::freshSeed());
