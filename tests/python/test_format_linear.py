@@ -300,6 +300,8 @@ def test_sparsify_auto_with_pruning_allowed_offers_two_four_everywhere(seed):
         assert report["sparse"].diff is not None and report["sparse"].diff.max_error > 0
     with pytest.raises(sf.InvalidArgument, match="batch >= 1"):
         sf.sparsify(_Three(), pattern="auto", batch=0)
+    with pytest.raises(sf.InvalidArgument, match="budget >= 0, got .*budget=-1"):
+        sf.sparsify(_Three(), pattern="auto", budget=-1)
 
 
 def test_sparsify_auto_choosing_an_exact_two_four_weight_reports_no_pruning(seed, monkeypatch):
