@@ -45,6 +45,10 @@ class DenseLinear {
   Tensor forward(const Tensor& x) const;
   /// The same on raw row-major arrays: x is batch × in of `type`, y batch × out of `type`.
   void forward(const void* x, DType type, int64_t batch, void* y) const;
+  /// The same with this call's scale and residual fused into the store: y = act(scale · x·Wᵀ +
+  /// b [+ R]) [+ R] (`type` f32 or f64 when there is a residual; R of `type`).
+  void forward(const void* x, DType type, int64_t batch, void* y,
+               const EpilogueOperands& more) const;
 
   /// The SIMD target and the tile plan that forward() uses for this batch size.
   std::string describe(int64_t batch) const;

@@ -1,5 +1,5 @@
 // Epilogues: the element-wise functions fused after a kernel's reduction (bias, relu, silu, gelu,
-// tanh, sigmoid).
+// tanh, sigmoid), and what one call adds to them (a scale, a residual).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +45,16 @@ struct Epilogue {
   static std::vector<Epilogue> all();
 
   friend bool operator==(const Epilogue&, const Epilogue&) = default;
+};
+
+/// What one call of a layer adds to its epilogue: y = act(scale · x·Wᵀ + bias [+ R]) [+ R].
+/// `residual` is null or R, batch × out_features values laid out as y and of y's dtype (f32 or
+/// f64), not overlapping y; it is added with the bias before the activation, or after it with
+/// residualAfterActivation (a transformer's `x + W·h + b`, a ResNet block's `relu(conv + x)`).
+struct EpilogueOperands {
+  double scale = 1;
+  const void* residual = nullptr;
+  bool residualAfterActivation = false;
 };
 
 }  // namespace sparseflow

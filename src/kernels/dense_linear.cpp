@@ -63,9 +63,15 @@ std::string DenseLinear::describe(int64_t batch) const {
 }
 
 void DenseLinear::forward(const void* x, DType type, int64_t batch, void* y) const {
+  forward(x, type, batch, y, EpilogueOperands{});
+}
+
+void DenseLinear::forward(const void* x, DType type, int64_t batch, void* y,
+                          const EpilogueOperands& more) const {
   if (!kernels::checkLinearForward(x, type, weightType(), batch, outFeatures(), y)) return;
   const kernels::PackedDenseWeights& packed = impl_->packedNow();
   kernels::GemmArgs args = kernels::linearArgs(x, type, batch, y, impl_->bias, impl_->epilogue);
+  kernels::addEpilogueOperands(args, more, outFeatures());
   kernels::runDenseGemm(packed, args, impl_->plan(batch, outFeatures(), inFeatures()));
 }
 

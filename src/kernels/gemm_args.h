@@ -27,6 +27,27 @@ struct GemmArgs {
   const float* bias = nullptr;
   const double* biasF64 = nullptr;
   Activation activation = Activation::kNone;
+  /// The rest of the epilogue, y = act(scale · acc + bias [+ R]) [+ R]: `residual` (null or R,
+  /// batch × out row-major in y's dtype, f32 or f64, not overlapping y) added before the
+  /// activation, or after it with residualAfterActivation.
+  double scale = 1;
+  const void* residual = nullptr;
+  bool residualAfterActivation = false;
+
+  bool extended() const { return scale != 1 || residual != nullptr; }
+  /// R's element `at` (an index into y) as a double.
+  double residualAt(int64_t at) const {
+    return yType == DType::kF64 ? static_cast<const double*>(residual)[at]
+                                : static_cast<const float*>(residual)[at];
+  }
+  /// act(scale · acc + bias [+ R]) [+ R] of one output in float64 (element `at` of y, bias
+  /// `bias`): the f64 layers' epilogue and the reference of the recomputed rows.
+  double epilogueF64(double acc, double bias, int64_t at) const {
+    double v = acc * scale + bias;
+    if (residual != nullptr && !residualAfterActivation) v += residualAt(at);
+    v = activationReference(activation, v);
+    return residual != nullptr && residualAfterActivation ? v + residualAt(at) : v;
+  }
 };
 
 /// ceil(a / b) for a >= 0, b > 0 (no overflow near INT64_MAX).

@@ -103,13 +103,18 @@ inline void finishTile(const GemmArgs& args, int64_t outFeatures, Acc* tile, int
     // GEMM O(outputs × in)), then Y as f64 or rounded once to f32.
     for (int64_t b = 0; b < rows; ++b) {
       double* row = tile + b * tileStride;
-      if (args.biasF64 != nullptr || args.activation != Activation::kNone) {
+      const int64_t at = (b0 + b) * outFeatures + o0;
+      if (args.extended()) {
+        for (int64_t i = 0; i < count; ++i) {
+          row[i] = args.epilogueF64(row[i], args.biasF64 != nullptr ? args.biasF64[o0 + i] : 0.0,
+                                    at + i);
+        }
+      } else if (args.biasF64 != nullptr || args.activation != Activation::kNone) {
         for (int64_t i = 0; i < count; ++i) {
           const double v = row[i] + (args.biasF64 != nullptr ? args.biasF64[o0 + i] : 0.0);
           row[i] = activationReference(args.activation, v);
         }
       }
-      const int64_t at = (b0 + b) * outFeatures + o0;
       if (args.yType == DType::kF64) {
         std::memcpy(static_cast<double*>(args.y) + at, row, static_cast<size_t>(count) * 8);
       } else {
@@ -121,10 +126,24 @@ inline void finishTile(const GemmArgs& args, int64_t outFeatures, Acc* tile, int
     const bool apply = args.bias != nullptr || args.activation != Activation::kNone;
     for (int64_t b = 0; b < rows; ++b) {
       float* row = tile + b * tileStride;
-      if (apply) {
+      const int64_t at = (b0 + b) * outFeatures + o0;
+      if (args.extended()) {
+        // Scale, bias and a residual before the activation in one pass, the activation, then a
+        // residual after it (R is f32: y's dtype).
+        const auto* r = static_cast<const float*>(args.residual);
+        const float scale = static_cast<float>(args.scale);
+        const bool before = r != nullptr && !args.residualAfterActivation;
+        for (int64_t i = 0; i < count; ++i) {
+          float v = row[i] * scale + (args.bias != nullptr ? args.bias[o0 + i] : 0.0f);
+          row[i] = before ? v + r[at + i] : v;
+        }
+        applyEpilogue(args.activation, row, nullptr, count);
+        if (r != nullptr && args.residualAfterActivation) {
+          for (int64_t i = 0; i < count; ++i) row[i] += r[at + i];
+        }
+      } else if (apply) {
         applyEpilogue(args.activation, row, args.bias ? args.bias + o0 : nullptr, count);
       }
-      const int64_t at = (b0 + b) * outFeatures + o0;
       switch (args.yType) {
         case DType::kBF16: {
           auto* y = static_cast<uint16_t*>(args.y) + at;

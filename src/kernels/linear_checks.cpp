@@ -68,6 +68,20 @@ GemmArgs linearArgs(const void* x, DType type, int64_t batch, void* y, const Lin
   return args;
 }
 
+void addEpilogueOperands(GemmArgs& args, const EpilogueOperands& more, int64_t outFeatures) {
+  args.scale = more.scale;
+  args.residual = more.residual;
+  args.residualAfterActivation = more.residualAfterActivation;
+  if (more.residual == nullptr) return;
+  SF_USER_CHECK(args.yType == DType::kF32 || args.yType == DType::kF64)
+      << "a residual needs y in f32 or f64, not " << dtypeName(args.yType);
+  const auto bytes = static_cast<uintptr_t>(args.batch * outFeatures * dtypeSize(args.yType));
+  const auto r = reinterpret_cast<uintptr_t>(more.residual);
+  const auto y = reinterpret_cast<uintptr_t>(args.y);
+  SF_USER_CHECK(r + bytes <= y || y + bytes <= r)
+      << "the residual overlaps y (pass it in an array of its own)";
+}
+
 Tensor linearForward(const Tensor& x, int64_t inFeatures, int64_t outFeatures,
                      const std::function<void(const void*, DType, int64_t, void*)>& raw) {
   SF_USER_CHECK(x.rank() == 2 && x.format().isDenseRowMajor())

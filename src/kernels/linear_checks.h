@@ -52,6 +52,10 @@ LinearBias linearBias(const LayerBias& bias, DType weights, const Epilogue& epil
 GemmArgs linearArgs(const void* x, DType type, int64_t batch, void* y, const LinearBias& bias,
                     const Epilogue& epilogue);
 
+/// A call's scale and residual into `args` (y's dtype and batch set), checked: a residual needs y
+/// in f32 or f64 and must not overlap y (batch × outFeatures values each).
+void addEpilogueOperands(GemmArgs& args, const EpilogueOperands& more, int64_t outFeatures);
+
 /// The Tensor forward: checks x (dense row-major, batch × inFeatures), allocates y (batch ×
 /// outFeatures, x's dtype) and calls `raw(x, type, batch, y)`.
 Tensor linearForward(const Tensor& x, int64_t inFeatures, int64_t outFeatures,

@@ -74,9 +74,15 @@ std::string NMLinear::describe(int64_t batch, DType xType) const {
 }
 
 void NMLinear::forward(const void* x, DType type, int64_t batch, void* y) const {
+  forward(x, type, batch, y, EpilogueOperands{});
+}
+
+void NMLinear::forward(const void* x, DType type, int64_t batch, void* y,
+                       const EpilogueOperands& more) const {
   if (!kernels::checkLinearForward(x, type, weightType(), batch, outFeatures(), y)) return;
   const kernels::PackedNMWeights& packed = impl_->packedNow();
   kernels::GemmArgs args = kernels::linearArgs(x, type, batch, y, impl_->bias, impl_->epilogue);
+  kernels::addEpilogueOperands(args, more, outFeatures());
   if (impl_->f64()) {
     kernels::runNMGemmF64(packed, args,
                           kernels::chooseNMGemmF64Plan(packed, batch, impl_->threads));

@@ -75,8 +75,8 @@ void recomputeRowsF64(const Coo& entries, int64_t out, int64_t in, const std::ve
       acc[static_cast<size_t>(o)] += w * x;
     }
     for (int64_t o = 0; o < out; ++o) {
-      const double v = acc[static_cast<size_t>(o)] + (args.biasF64 ? args.biasF64[o] : 0.0);
-      const double y = activationReference(args.activation, v);
+      const double y = args.epilogueF64(acc[static_cast<size_t>(o)],
+                                        args.biasF64 ? args.biasF64[o] : 0.0, b * out + o);
       if (args.yType == DType::kF64) {
         static_cast<double*>(args.y)[b * out + o] = y;
       } else {
@@ -104,7 +104,20 @@ void recomputeRows(const Tensor& weights, const std::vector<int64_t>& rows, cons
       const int64_t c = entries.coords[static_cast<size_t>(2 * k + 1)];
       acc[static_cast<size_t>(o)] += w * loadAsFloat(args.x, args.xType, b * in + c);
     }
-    applyEpilogueF32(args.activation, acc.data(), args.bias, out);
+    if (args.extended()) {  // R is f32 (y's dtype)
+      const auto* r = static_cast<const float*>(args.residual);
+      const bool before = r != nullptr && !args.residualAfterActivation;
+      for (int64_t o = 0; o < out; ++o) {
+        float& v = acc[static_cast<size_t>(o)];
+        v = v * static_cast<float>(args.scale) + (args.bias ? args.bias[o] : 0.0f);
+        if (before) v += r[b * out + o];
+      }
+      applyEpilogueF32(args.activation, acc.data(), nullptr, out);
+      for (int64_t o = 0; r != nullptr && args.residualAfterActivation && o < out; ++o)
+        acc[static_cast<size_t>(o)] += r[b * out + o];
+    } else {
+      applyEpilogueF32(args.activation, acc.data(), args.bias, out);
+    }
     storeRow(acc.data(), out, args.yType,
              static_cast<uint8_t*>(args.y) + static_cast<size_t>(b * out) * elementBytes);
   }

@@ -77,24 +77,102 @@ std::vector<std::string> without(std::vector<std::string> list, const std::strin
   return list;
 }
 
+/// The addends of a chain of `+` (`a + b + c` in any grouping), in order.
+void addends(const expr::ExprPtr& e, std::vector<expr::ExprPtr>& out) {
+  if (const auto* add = std::get_if<expr::Binary>(&e->node);
+      add && add->op == expr::BinaryOp::kAdd) {
+    addends(add->lhs, out);
+    addends(add->rhs, out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+/// The factors of a product `e` (multiplications, unary minus as a factor -1, a division by a
+/// literal or a parameter as its reciprocal), scalars folded into `scale` and `param` (at most one
+/// parameter, not divided by); false when something else is in the product.
+bool factors(const expr::ExprPtr& e, std::vector<expr::ExprPtr>& out, double& scale,
+             std::string& param) {
+  if (const auto* b = std::get_if<expr::Binary>(&e->node)) {
+    if (b->op == expr::BinaryOp::kMul)
+      return factors(b->lhs, out, scale, param) && factors(b->rhs, out, scale, param);
+    if (b->op == expr::BinaryOp::kDiv) {
+      const auto* literal = std::get_if<expr::Literal>(&b->rhs->node);
+      if (literal == nullptr || literal->value == 0) return false;
+      scale /= literal->value;
+      return factors(b->lhs, out, scale, param);
+    }
+    return false;
+  }
+  if (const auto* u = std::get_if<expr::Unary>(&e->node); u && u->fn == expr::UnaryFn::kNeg) {
+    scale = -scale;
+    return factors(u->operand, out, scale, param);
+  }
+  if (const auto* literal = std::get_if<expr::Literal>(&e->node)) {
+    scale *= literal->value;
+    return true;
+  }
+  if (const auto* p = std::get_if<expr::Param>(&e->node)) {
+    if (!param.empty()) return false;
+    param = p->name;
+    return true;
+  }
+  out.push_back(e);
+  return true;
+}
+
+std::string scaleText(double value, const std::string& param) {
+  std::ostringstream text;
+  text.precision(17);
+  if (value != 1 || param.empty()) text << value;
+  if (value != 1 && !param.empty()) text << " * ";
+  text << param;
+  return text.str();
+}
+
 }  // namespace
 
 bool ContractionOperand::isDense() const {
   return format == Format::parse("dense", static_cast<int32_t>(indices.size()));
 }
 
+double Contraction::scaleFor(const std::map<std::string, double>& params) const {
+  if (scaleParam.empty()) return scaleValue;
+  auto it = params.find(scaleParam);
+  return it == params.end() ? scaleValue : scaleValue * it->second;
+}
+
+std::vector<const ContractionOperand*> Contraction::inputs() const {
+  std::vector<const ContractionOperand*> all{&lhs, &rhs};
+  if (bias) all.push_back(&*bias);
+  if (residual) all.push_back(&*residual);
+  return all;
+}
+
+std::string Contraction::epilogueFormula() const {
+  std::string e = scaled() ? "(" + scaleText(scaleValue, scaleParam) + ") * P" : "P";
+  if (bias) e += " + " + accessText(*bias);
+  if (residual && !residualAfterActivation) e += " + " + accessText(*residual);
+  if (activation != Activation::kNone) e = functionNameOf(activation) + "(" + e + ")";
+  if (residual && residualAfterActivation) e += " + " + accessText(*residual);
+  return e;
+}
+
 std::string Contraction::toString() const {
   std::string product = "sum(" + reduced + ", " + accessText(lhs) + " * " + accessText(rhs) + ")";
+  if (scaled()) product = "(" + scaleText(scaleValue, scaleParam) + ") * " + product;
   if (bias) product += " + " + accessText(*bias);
+  if (residual && !residualAfterActivation) product += " + " + accessText(*residual);
   if (activation != Activation::kNone) product = functionNameOf(activation) + "(" + product + ")";
+  if (residual && residualAfterActivation) product += " + " + accessText(*residual);
   if (row != kernels::RowEpilogue::kNone)
     product = std::string(kernels::rowEpilogueName(row)) + "(" + rowOver + ", " + product + ")";
   std::ostringstream text;
   text << accessText(out) << (accumulate ? " += " : " = ") << product << "  [";
-  const ContractionOperand* all[] = {&lhs, &rhs, bias ? &*bias : nullptr, &out};
+  std::vector<const ContractionOperand*> all = inputs();
+  all.push_back(&out);
   bool first = true;
   for (const ContractionOperand* t : all) {
-    if (t == nullptr) continue;
     text << (first ? "" : ", ") << t->name << " " << t->format.toString() << " "
          << dtypeName(t->dtype);
     first = false;
@@ -126,7 +204,26 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
   c.accumulate = s.accumulate;
   expr::ExprPtr e = s.rhs;
   if (expr::ExprPtr x = rowEpilogueArgument(kernel, e, &c.row, &c.rowOver)) e = x;
-  if (const auto* u = std::get_if<expr::Unary>(&e->node)) {
+  const auto isResidual = [&](const expr::ExprPtr& t) {
+    const expr::Access* a = asAccess(t);
+    return a != nullptr && a->indices == s.lhs.indices && a->tensor != s.lhs.tensor;
+  };
+  // A residual after the activation: `act(...) + R(...)`, either side.
+  if (const auto* add = std::get_if<expr::Binary>(&e->node);
+      add && add->op == expr::BinaryOp::kAdd) {
+    for (const auto& [inner, other] :
+         {std::pair{add->lhs, add->rhs}, std::pair{add->rhs, add->lhs}}) {
+      const auto* u = std::get_if<expr::Unary>(&inner->node);
+      if (u && activationOf(u->fn) && isResidual(other)) {
+        const expr::Access* r = asAccess(other);
+        c.residual = operand(r->tensor, r->indices);
+        c.residualAfterActivation = true;
+        e = inner;
+        break;
+      }
+    }
+  }
+  if (const auto* u = std::get_if<expr::Unary>(&e->node); u && u->fn != expr::UnaryFn::kNeg) {
     const auto activation = activationOf(u->fn);
     if (!activation) {
       return decline(std::string("'") + expr::unaryFnName(u->fn) +
@@ -135,25 +232,48 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
     c.activation = *activation;
     e = u->operand;
   }
-  if (const auto* add = std::get_if<expr::Binary>(&e->node);
-      add && add->op == expr::BinaryOp::kAdd) {
-    const expr::Access* bias = asAccess(add->rhs);
-    expr::ExprPtr product = add->lhs;
-    if (bias == nullptr || bias->indices.size() != 1) {
-      bias = asAccess(add->lhs);
-      product = add->rhs;
-    }
-    if (bias == nullptr || bias->indices.size() != 1)
-      return decline("the sum's addend is not a bias (a rank-1 tensor over an output index)");
-    c.bias = operand(bias->tensor, bias->indices);
-    e = product;
+  // The addends: one (scaled) sum of a product, at most one bias (rank 1, over an output index)
+  // and one residual (indexed as the output; on a rank-1 output the first such addend is the bias).
+  std::vector<expr::ExprPtr> terms;
+  addends(e, terms);
+  expr::ExprPtr product;
+  for (const expr::ExprPtr& term : terms) {
+    if (asAccess(term) != nullptr) continue;
+    if (product) return decline("the sum has more than one addend that is not a tensor");
+    product = term;
   }
-  const auto* r = std::get_if<expr::Reduce>(&e->node);
+  if (!product) {
+    return decline(terms.size() > 1
+                       ? "the sum's addends are tensors, none a sum of a product"
+                       : "the right-hand side is not a sum over one index of a product");
+  }
+  for (const expr::ExprPtr& term : terms) {
+    const expr::Access* a = asAccess(term);
+    if (a == nullptr) continue;
+    if (a->indices.size() == 1 && !c.bias) {
+      c.bias = operand(a->tensor, a->indices);
+    } else if (!c.residual && isResidual(term)) {
+      c.residual = operand(a->tensor, a->indices);
+    } else {
+      return decline("the addend '" + a->tensor +
+                     "' is neither a bias (a rank-1 tensor over an output index) nor a residual "
+                     "(a tensor indexed as the output)");
+    }
+  }
+  // The scale around the sum (`alpha * sum(...)`, `sum(...) / 8`, `-sum(...)`) and inside it.
+  std::vector<expr::ExprPtr> outer;
+  if (!factors(product, outer, c.scaleValue, c.scaleParam) || outer.size() != 1)
+    return decline("the right-hand side is not a sum over one index of a product");
+  const auto* r = std::get_if<expr::Reduce>(&outer[0]->node);
   if (r == nullptr || r->op != expr::ReduceOp::kSum)
     return decline("the right-hand side is not a sum over one index of a product");
-  const auto* mul = std::get_if<expr::Binary>(&r->body->node);
-  const expr::Access* f = mul && mul->op == expr::BinaryOp::kMul ? asAccess(mul->lhs) : nullptr;
-  const expr::Access* g = mul && mul->op == expr::BinaryOp::kMul ? asAccess(mul->rhs) : nullptr;
+  std::vector<expr::ExprPtr> inner;
+  const expr::Access* f = nullptr;
+  const expr::Access* g = nullptr;
+  if (factors(r->body, inner, c.scaleValue, c.scaleParam) && inner.size() == 2) {
+    f = asAccess(inner[0]);
+    g = asAccess(inner[1]);
+  }
   if (f == nullptr || g == nullptr)
     return decline("the summed expression is not a product of two tensors");
   if (f->tensor == g->tensor) return decline("both factors are '" + f->tensor + "'");

@@ -1,13 +1,16 @@
 // The canonical form providers inspect: a kernel recognized as one contraction of two factors over
-// one reduced index with an element-wise epilogue, `out(...) (+)= act(sum(k, F(...) * G(...)) +
-// bias(...))`, optionally under a row epilogue over one output index (`softmax(j, ...)` or
-// `layernorm(j, ...)`, or the same tree written out by hand up to index names), however it is
-// spelled (either factor first, the
-// bias on either side, GEMV as a contraction with no batch index, `+=`, any dtype). Providers then
+// one reduced index with an element-wise epilogue, `out(...) (+)= act(s · sum(k, F(...) * G(...))
+// + bias(...) [+ R(...)]) [+ R(...)]` (s a scalar parameter and/or a literal, R a residual with the
+// output's indices, added before or after the activation), optionally under a row epilogue over
+// one output index (`softmax(j, ...)` or `layernorm(j, ...)`, or the same tree written out by hand
+// up to index names), however it is spelled (either factor first, the addends in any order, the
+// scale on either side, inside the sum or as a division, GEMV as a contraction with no batch index,
+// `+=`, any dtype). Providers then
 // ask for the layout they run: the linear layer (`Y(n..., o) = X(n..., k) · W(o, k)`) or SpMM
 // (`C(m, n...) = A(m, k) · B(k, n...)`).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +37,14 @@ struct Contraction {
   ContractionOperand lhs, rhs;             ///< the two factors, as written
   std::string reduced;                     ///< the summed index
   std::optional<ContractionOperand> bias;  ///< a rank-1 addend over one output index
+  /// The product's scale: scaleValue times the scalar parameter scaleParam (none: empty), from
+  /// `alpha * sum(...)`, `sum(k, 2 * A(i,k) * B(k,j))`, `sum(...) / 8`, `-sum(...)`.
+  double scaleValue = 1;
+  std::string scaleParam;
+  /// A residual: a dense addend indexed exactly as the output, `+ R(i,j)`, added with the bias
+  /// before the activation, or after it (`act(...) + R(i,j)`) with residualAfterActivation.
+  std::optional<ContractionOperand> residual;
+  bool residualAfterActivation = false;
   Activation activation = Activation::kNone;
   /// The row-wise epilogue over the whole element-wise one (softmax, layernorm), and the output
   /// index it normalizes over.
@@ -41,8 +52,18 @@ struct Contraction {
   std::string rowOver;
   bool accumulate = false;  ///< `+=`
 
+  bool scaled() const { return !scaleParam.empty() || scaleValue != 1; }
+  /// The scale for these parameters (scaleValue times the named one's value).
+  double scaleFor(const std::map<std::string, double>& params) const;
+  /// The tensors the contraction reads: the factors, then the bias and the residual if present.
+  std::vector<const ContractionOperand*> inputs() const;
   /// `C(i,j) = relu(sum(k, A(i,k) * B(k,j)) + b(j))  [A csr f32, B dense f32, ...]`.
   std::string toString() const;
+  /// The element-wise epilogue as a formula of the product P: "relu(alpha * P + b(j)) + R(i,j)",
+  /// "P" for none.
+  std::string epilogueFormula() const;
+  /// Whether the epilogue has more than a bias and an activation (a scale or a residual).
+  bool extendedEpilogue() const { return scaled() || residual.has_value(); }
 };
 
 /// The contraction `kernel` is, or nullopt with `why` saying what did not fit.

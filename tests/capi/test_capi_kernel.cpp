@@ -148,7 +148,7 @@ TEST(CapiKernel, RunIntoCallerMemoryAndTheProvider) {
     }
   }
   SparseFlowKernel* kraw = nullptr;
-  ASSERT_SF_OK(sparseflow_kernel_compile(context.get(), "C(i,j) = A(i,k) * B(k,j) * 2", "A=csr",
+  ASSERT_SF_OK(sparseflow_kernel_compile(context.get(), "C(i,j) = abs(A(i,k) * B(k,j))", "A=csr",
                                          nullptr, nullptr, &kraw));
   const KernelPtr generated(kraw);
   EXPECT_STREQ(textOf(sparseflow_kernel_get_provider, generated.get()).c_str(), "generated");

@@ -159,7 +159,10 @@ def test_source_ir_and_description():
         ("C(i,j) += A(i,k) * B(k,j)", {"A": "csr"}, "csr_spmm"),
         ("y(o) = W(o,i) * x(i)", {"W": "2:4"}, "nm_linear"),
         ("Y(n,o) = gelu(X(n,i) * W(o,i) + c(o))", {}, "dense_linear"),
-        ("C(i,j) = A(i,k) * B(k,j) * 2", {"A": "csr"}, "generated"),
+        ("C(i,j) = A(i,k) * B(k,j) * 2", {"A": "csr"}, "csr_spmm"),
+        ("C(i,j) = abs(A(i,k) * B(k,j))", {"A": "csr"}, "generated"),
+        ("C(i,j) = relu(A(i,k) * B(k,j) / 4) + R(i,j)", {"A": "csr"}, "csr_spmm"),
+        ("Y(n,o) = X(n,i) * W(o,i) + c(o) + R(n,o)", {"W": "2:4"}, "nm_linear"),
         ("C(i,j) = softmax(j, A(i,k) * B(k,j) + b(j))", {"A": "csr"}, "csr_spmm"),
         ("C(i,j) = silu(A(i,k) * B(k,j) + b(j))", {"A": "bsr:4x2"}, "bsr_spmm"),
         ("Y(n,o) = softmax(o, X(n,i) * W(o,i))", {"W": "bsr:2x4"}, "bsr_spmm"),
@@ -171,9 +174,9 @@ def test_out_is_written_in_place_by_every_provider(rng, text, formats, provider)
     kernel = sf.compile(text, formats=formats)
     assert kernel.provider == provider, kernel.describe()
     shapes = {"A": (40, 24), "B": (24, 9), "b": (9,), "W": (16, 24), "x": (24,), "X": (7, 24),
-              "c": (16,)}
+              "c": (16,), "R": (7, 16) if "W" in text else (40, 9)}
     args = {}
-    for name in "ABbWxXc":
+    for name in "ABbWxXcR":
         if re.search(rf"\b{name}\(", text):
             value = rng.uniform(-1, 1, shapes[name])
             if name == "W" and formats.get("W") == "2:4":

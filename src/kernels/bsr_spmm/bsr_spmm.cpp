@@ -41,8 +41,7 @@ struct Plan {
 template <typename T>
 HWY_INLINE void finishSegment(const Plan<T>& p, int64_t i, int64_t j0, int64_t count, T* values) {
   const CsrSpmmArgsT<T>& a = *p.a;
-  if (a.bias != nullptr || a.activation != Activation::kNone)
-    epilogueSpan(a, p.inf, values, i, j0, count);
+  if (hasEpilogue(a)) epilogueSpan(a, p.inf, values, i, j0, count);
   T* out = a.c + i * a.cols + j0;
   if (a.overwrite) {
     std::copy(values, values + count, out);

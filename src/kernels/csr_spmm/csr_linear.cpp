@@ -119,12 +119,20 @@ void csrLinearOf(const CsrSpmmArgsT<T>& a) {
   const InfinityValues inf =
       std::is_same_v<T, float> ? infinityValues(a.activation) : InfinityValues{};
   const CsrSpmmArgsT<T> epilogue = tileEpilogue(a);
-  const bool needsEpilogue = a.activation != Activation::kNone || a.bias != nullptr;
+  // A scale or a residual: the tile's bare products are transposed into a per-thread block of
+  // Y's rows, which gets the whole epilogue (R read along Y's rows) before it is stored.
+  const bool extended = extendedEpilogue(a);
+  CsrSpmmArgsT<T> bare = a;
+  bare.bias = nullptr;
+  bare.activation = Activation::kNone;
+  const CsrSpmmArgsT<T>& kernelArgs = extended ? bare : a;
+  const bool needsEpilogue = !extended && hasEpilogue(a);
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const auto xt = hwy::AllocateAligned<T>(static_cast<size_t>(inner * tile));
     const auto yt = hwy::AllocateAligned<T>(static_cast<size_t>(blockOuts * tile));
+    const auto ys = hwy::AllocateAligned<T>(static_cast<size_t>(extended ? blockOuts * tile : 1));
     int64_t loadedTile = -1;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < tiles * blocks; ++item) {
@@ -135,9 +143,27 @@ void csrLinearOf(const CsrSpmmArgsT<T>& a) {
         loadTile(a.b, inner, n0, rows, tile, xt.get());
         loadedTile = t;
       }
-      tileOutputs(a, epilogue, inf, needsEpilogue, xt.get(), tile, o0, o1, rows, yt.get());
-      // The tile of outputs back into Y's rows (contiguous runs of o0..o1 per row).
-      transposeInto(yt.get(), tile, a.c + n0 * outs + o0, outs, o1 - o0, rows, !a.overwrite);
+      tileOutputs(kernelArgs, epilogue, inf, needsEpilogue, xt.get(), tile, o0, o1, rows, yt.get());
+      if (!extended) {
+        // The tile of outputs back into Y's rows (contiguous runs of o0..o1 per row).
+        transposeInto(yt.get(), tile, a.c + n0 * outs + o0, outs, o1 - o0, rows, !a.overwrite);
+        continue;
+      }
+      const int64_t count = o1 - o0;
+      transposeInto(yt.get(), tile, ys.get(), count, count, rows, false);
+      for (int64_t r = 0; r < rows; ++r) {
+        T* values = ys.get() + r * count;
+        const int64_t at = (n0 + r) * outs + o0;
+        epilogueValues(a, inf, values, count, a.bias != nullptr ? a.bias + o0 : nullptr,
+                       static_cast<const T*>(nullptr),
+                       a.residual != nullptr ? a.residual + at : nullptr);
+        T* y = a.c + at;
+        if (a.overwrite) {
+          std::copy(values, values + count, y);
+        } else {
+          for (int64_t e = 0; e < count; ++e) y[e] += values[e];
+        }
+      }
     }
   }
 }
@@ -215,6 +241,9 @@ namespace {
 
 template <typename T>
 void checkPair(const CsrSpmmArgsT<T>& first, const CsrSpmmArgsT<T>& second) {
+  SF_ICHECK(first.scale == 1 && second.scale == 1 && first.residual == nullptr &&
+            second.residual == nullptr)
+      << "csrLinearPair: a layer of the pair has a scale or a residual";
   SF_ICHECK(first.cols == second.cols && first.rows == second.inner && first.inner > 0)
       << "csrLinearPair: the second layer's inputs are the first layer's outputs";
 }

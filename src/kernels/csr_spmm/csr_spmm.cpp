@@ -52,9 +52,12 @@ constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(T));
 /// row of B up to that width is read once, whole, per entry (panels split a wider B).
 constexpr int kMaxVectors = 8;
 
+/// Whether the epilogue is one the register paths apply before their store: the bias (added
+/// into the sums) and relu, no scale and no residual.
 template <typename T>
-bool hasEpilogue(const CsrSpmmArgsT<T>& a) {
-  return a.activation != Activation::kNone || a.bias != nullptr;
+bool registerEpilogue(const CsrSpmmArgsT<T>& a) {
+  return !extendedEpilogue(a) &&
+         (a.activation == Activation::kNone || a.activation == Activation::kRelu);
 }
 
 /// Row i of C, columns [j0, j0 + V·lanes + tail): V full vectors in registers, `tail` (< lanes)
@@ -66,8 +69,7 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   // C = relu(A·B + bias) starts the sums at the bias (a load at the row's start, off the
   // chain of multiply-adds) instead of adding it before the store.
-  const bool biasFirst = a.overwrite && a.bias != nullptr &&
-                         (a.activation == Activation::kNone || a.activation == Activation::kRelu);
+  const bool biasFirst = a.overwrite && a.bias != nullptr && registerEpilogue(a);
   hn::Vec<D> acc[V > 0 ? V : 1];
   for (int v = 0; v < V; ++v) acc[v] = hn::Zero(d);
   if (biasFirst) {
@@ -128,7 +130,7 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
   if (kMaskedTail) hn::Store(accTail, d, rest);
   T* out = a.c + i * a.cols + j0;
   const int64_t count = V * lanes + tail;
-  if (a.overwrite && (a.activation == Activation::kNone || a.activation == Activation::kRelu)) {
+  if (a.overwrite && registerEpilogue(a)) {
     // Relu in registers before the one store (the bias is in the sums already; neither needs
     // the ±inf/NaN fix-up of the other activations: relu's compare keeps NaN and gives 0 at
     // -inf, as torch does).
@@ -151,7 +153,7 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
     return;
   }
   if (hasEpilogue(a)) {  // C += act(...): the epilogue on the product alone, then the add
-    HWY_ALIGN T product[kMaxVectors * hn::MaxLanes(DF<T>()) + 16];
+    HWY_ALIGN T product[kMaxVectors * hn::MaxLanes(DF<T>()) + 16] = {};  // (GCC: "uninitialized")
     for (int v = 0; v < V; ++v) hn::StoreU(acc[v], d, product + v * lanes);
     for (int64_t t = 0; t < tail; ++t) product[V * lanes + t] = rest[t];
     epilogueSpan(a, inf, product, i, j0, count);
@@ -175,8 +177,7 @@ constexpr bool kFaultFreeMasks = false;
 /// vector boundary (a row stride of whole vectors), and an epilogue it applies in registers.
 template <typename T>
 bool shiftedRowServes(const CsrSpmmArgsT<T>& a, int64_t lanes, int64_t tail, int64_t shift) {
-  return kFaultFreeMasks && tail == 0 && shift != 0 && a.cols % lanes == 0 &&
-         (a.activation == Activation::kNone || a.activation == Activation::kRelu) &&
+  return kFaultFreeMasks && tail == 0 && shift != 0 && a.cols % lanes == 0 && registerEpilogue(a) &&
          (a.overwrite || !hasEpilogue(a));
 }
 
@@ -289,17 +290,13 @@ void column(const CsrSpmmArgsT<T>& a, int threads, int64_t chunk) {
     num_threads(threads) if (threads > 1)
   for (int64_t block = 0; block < blocks; ++block) {
     const int64_t i0 = block * kBlock, count = std::min(kBlock, a.rows - i0);
-    T product[kBlock];
+    T product[kBlock] = {};  // (count <= kBlock values are written; GCC cannot tell)
     for (int64_t t = 0; t < count; ++t) product[t] = rowDot(a, i0 + t);
-    if (a.bias != nullptr) {
-      for (int64_t t = 0; t < count; ++t) product[t] += a.biasPerRow ? a.bias[i0 + t] : a.bias[0];
-    }
-    if constexpr (std::is_same_v<T, double>) {
-      for (int64_t t = 0; t < count; ++t)
-        product[t] = activationReference(a.activation, product[t]);
-    } else {
-      applyEpilogueWith(a.activation, product, nullptr, count, inf);
-    }
+    // One column: row i's bias is bias[i] per row, bias[0] per column; R is one value a row.
+    const bool perRow = a.bias != nullptr && a.biasPerRow;
+    epilogueValues(a, inf, product, count, perRow ? a.bias + i0 : nullptr,
+                   a.bias != nullptr && !perRow ? a.bias : nullptr,
+                   a.residual != nullptr ? a.residual + i0 : nullptr);
     for (int64_t t = 0; a.row != RowEpilogue::kNone && t < count; ++t)
       rowEpilogueSpan(a.row, product + t, 1);  // each row is one element long
     for (int64_t t = 0; t < count; ++t)

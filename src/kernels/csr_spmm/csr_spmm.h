@@ -31,6 +31,12 @@ struct CsrSpmmArgsT {
   Activation activation = Activation::kNone;
   const T* bias = nullptr;
   bool biasPerRow = false;
+  /// The rest of the epilogue: C (+)= act(scale · A·B + bias [+ R]) [+ R]. `residual` (null or
+  /// R, laid out as C: row-major, `cols` per row; the linear layer's Y) is added with the bias
+  /// before the activation, or after it with residualAfterActivation.
+  T scale = 1;
+  const T* residual = nullptr;
+  bool residualAfterActivation = false;
   /// Then a softmax or layer normalization over each row of C (all `cols` of it), applied when
   /// the row's last panel is stored, while it is in cache. Needs `overwrite` (C = softmax(...)).
   RowEpilogue row = RowEpilogue::kNone;
@@ -43,11 +49,12 @@ using CsrSpmmArgsF64 = CsrSpmmArgsT<double>;
 /// other than relu are applied per element by the float64 reference.
 void csrSpmm(const CsrSpmmArgs& args);
 void csrSpmm(const CsrSpmmArgsF64& args);
-/// The linear layer with a csr weight, Y (+)= act(X · Wᵀ + bias): W = A (`rows` output features x
-/// `inner`, csr), X = `b` ([cols, inner] row-major: `cols` is the batch), Y = `c` ([cols, rows]),
-/// bias one value per output feature (biasPerRow is ignored), `overwrite` as in csrSpmm, no row
-/// epilogue. Tiles of X's rows are transposed into per-thread buffers and the outputs accumulated
-/// two vectors wide per feature (csr_linear.cpp): no pass over whole transposed matrices.
+/// The linear layer with a csr weight, Y (+)= act(scale · X · Wᵀ + bias [+ R]) [+ R]: W = A
+/// (`rows` output features x `inner`, csr), X = `b` ([cols, inner] row-major: `cols` is the
+/// batch), Y = `c` ([cols, rows]), bias one value per output feature (biasPerRow is ignored), the
+/// residual laid out as Y, `overwrite` as in csrSpmm, no row epilogue. Tiles of X's rows are
+/// transposed into per-thread buffers and the outputs accumulated two vectors wide per feature
+/// (csr_linear.cpp): no pass over whole transposed matrices.
 void csrLinear(const CsrSpmmArgs& args);
 void csrLinear(const CsrSpmmArgsF64& args);
 /// Two csr linear layers in a row, Z (+)= act2(act1(X · W1ᵀ + b1) · W2ᵀ + b2) (an MLP block), the
@@ -56,8 +63,9 @@ void csrLinear(const CsrSpmmArgsF64& args);
 /// write and read of the [batch, hidden] matrix, no transposition between the layers). `first`
 /// gives W1 (`rows` hidden x `inner`), X (`b`), b1 and act1 (its `c` and `overwrite` unused);
 /// `second` gives W2 (`rows` outputs x `inner` = hidden), Z (`c`), b2, act2 and `overwrite` (its
-/// `b` unused). `cols` (the batch) must agree. Tiles of rows run in parallel with first.threads:
-/// a batch of one tile (32 rows of f32 on AVX-512) runs on one thread.
+/// `b` unused); neither may have a scale or a residual. `cols` (the batch) must agree. Tiles of
+/// rows run in parallel with first.threads: a batch of one tile (32 rows of f32 on AVX-512) runs on
+/// one thread.
 void csrLinearPair(const CsrSpmmArgs& first, const CsrSpmmArgs& second);
 void csrLinearPair(const CsrSpmmArgsF64& first, const CsrSpmmArgsF64& second);
 /// The SIMD target dispatch picks here ("AVX3", "AVX2", ...).

@@ -1,5 +1,6 @@
 // Per-target epilogue over a span of an SpMM's product row (the CSR and BSR kernels share it):
-// bias per row or per column, then the activation; f64 through the float64 reference. Included
+// the scale, the bias per row or per column, a residual before or after the activation; f64
+// through the float64 reference. Included
 // once per target after hwy/foreach_target.h and kernels/activations-inl.h.
 #if defined(SPARSEFLOW_KERNELS_SPMM_EPILOGUE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPARSEFLOW_KERNELS_SPMM_EPILOGUE_INL_H_
@@ -18,24 +19,64 @@
 HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
 
-/// The epilogue over `count` product values of row i starting at column j0, in place (`inf`:
+/// Whether the epilogue has a scale or a residual (beyond the bias and the activation).
+template <typename T>
+HWY_INLINE bool extendedEpilogue(const CsrSpmmArgsT<T>& a) {
+  return a.scale != T(1) || a.residual != nullptr;
+}
+
+/// Whether there is an epilogue at all.
+template <typename T>
+HWY_INLINE bool hasEpilogue(const CsrSpmmArgsT<T>& a) {
+  return a.activation != Activation::kNone || a.bias != nullptr || extendedEpilogue(a);
+}
+
+/// The epilogue over `count` product values in place: scale, then the bias (`biasEach`: one per
+/// value, or `biasOne`: one for all, or neither), the residual (one per value, or null) before
+/// or after the activation as `a` says. `inf`: the activation's values at ±inf (f32).
+template <typename T>
+HWY_INLINE void epilogueValues(const CsrSpmmArgsT<T>& a, InfinityValues inf, T* values,
+                               int64_t count, const T* biasEach, const T* biasOne,
+                               const T* residual) {
+  const bool before = residual != nullptr && !a.residualAfterActivation;
+  const bool after = residual != nullptr && a.residualAfterActivation;
+  if constexpr (std::is_same_v<T, double>) {  // f64: the float64 reference, element by element
+    for (int64_t t = 0; t < count; ++t) {
+      double x = values[t] * a.scale;
+      if (biasOne != nullptr) x += *biasOne;
+      if (biasEach != nullptr) x += biasEach[t];
+      if (before) x += residual[t];
+      x = activationReference(a.activation, x);
+      values[t] = after ? x + residual[t] : x;
+    }
+  } else if (a.scale == 1.0f && !before) {
+    if (biasOne != nullptr) {
+      const float b = *biasOne;
+      for (int64_t t = 0; t < count; ++t) values[t] += b;
+    }
+    applyEpilogueWith(a.activation, values, biasEach, count, inf);
+    for (int64_t t = 0; after && t < count; ++t) values[t] += residual[t];
+  } else {
+    const float scale = a.scale, b = biasOne != nullptr ? *biasOne : 0.0f;
+    for (int64_t t = 0; t < count; ++t) {
+      float x = values[t] * scale + b;
+      if (biasEach != nullptr) x += biasEach[t];
+      values[t] = before ? x + residual[t] : x;
+    }
+    applyEpilogueWith(a.activation, values, nullptr, count, inf);
+    for (int64_t t = 0; after && t < count; ++t) values[t] += residual[t];
+  }
+}
+
+/// The epilogue over `count` product values of row i of C starting at column j0, in place (`inf`:
 /// the activation's values at ±inf, computed once per call).
 template <typename T>
 HWY_INLINE void epilogueSpan(const CsrSpmmArgsT<T>& a, InfinityValues inf, T* values, int64_t i,
                              int64_t j0, int64_t count) {
-  if constexpr (std::is_same_v<T, double>) {  // f64: the float64 reference, element by element
-    for (int64_t t = 0; t < count; ++t) {
-      double x = values[t];
-      if (a.bias != nullptr) x += a.biasPerRow ? a.bias[i] : a.bias[j0 + t];
-      values[t] = activationReference(a.activation, x);
-    }
-  } else if (a.bias != nullptr && a.biasPerRow) {
-    const float b = a.bias[i];
-    for (int64_t t = 0; t < count; ++t) values[t] += b;
-    applyEpilogueWith(a.activation, values, nullptr, count, inf);
-  } else {
-    applyEpilogueWith(a.activation, values, a.bias != nullptr ? a.bias + j0 : nullptr, count, inf);
-  }
+  const T* biasEach = a.bias != nullptr && !a.biasPerRow ? a.bias + j0 : nullptr;
+  const T* biasOne = a.bias != nullptr && a.biasPerRow ? a.bias + i : nullptr;
+  const T* residual = a.residual != nullptr ? a.residual + i * a.cols + j0 : nullptr;
+  epilogueValues(a, inf, values, count, biasEach, biasOne, residual);
 }
 
 }  // namespace sparseflow::kernels::HWY_NAMESPACE

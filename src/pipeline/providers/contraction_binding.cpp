@@ -1,6 +1,8 @@
 // Binding a contraction's tensors for a hand-tuned provider (see contraction_binding.h).
 #include "pipeline/providers/contraction_binding.h"
 
+#include <utility>
+
 #include "support/check.h"
 
 namespace sparseflow::pipeline {
@@ -16,10 +18,13 @@ int64_t ContractionBinding::Bound::product(const std::vector<std::string>& indic
 
 ContractionBinding::Bound ContractionBinding::bind(const Inputs& inputs,
                                                    const Params& params) const {
-  SF_USER_CHECK(params.empty()) << "'" << params.begin()->first
-                                << "' is not a scalar parameter of the kernel '" << text_ << "'";
-  std::vector<const ContractionOperand*> operands{&c_.lhs, &c_.rhs};
-  if (c_.bias) operands.push_back(&*c_.bias);
+  SF_USER_CHECK(c_.scaleParam.empty() || params.count(c_.scaleParam))
+      << "the kernel '" << text_ << "' needs the scalar parameter '" << c_.scaleParam << "'";
+  for (const auto& [name, value] : params) {
+    SF_USER_CHECK(name == c_.scaleParam)
+        << "'" << name << "' is not a scalar parameter of the kernel '" << text_ << "'";
+  }
+  const std::vector<const ContractionOperand*> operands = c_.inputs();
   for (const auto& [name, tensor] : inputs) {
     bool known = false;
     for (const ContractionOperand* t : operands) known = known || t->name == name;
@@ -28,6 +33,7 @@ ContractionBinding::Bound ContractionBinding::bind(const Inputs& inputs,
     SF_USER_CHECK(tensor != nullptr) << "tensor '" << name << "' is null";
   }
   Bound bound;
+  bound.scale = c_.scaleFor(params);
   std::map<std::string, expr::TensorInfo> infos;
   for (const ContractionOperand* t : operands) {
     auto it = inputs.find(t->name);
@@ -82,6 +88,19 @@ void ContractionBinding::checkOutput(const Tensor& output, const Bound& bound) c
   SF_USER_CHECK(output.format() == c_.out.format)
       << "output '" << c_.out.name << "' is " << output.format().toString()
       << "; the kernel writes " << c_.out.format.toString();
+}
+
+const void* ContractionBinding::residualValues(const Bound& bound, const Tensor& output,
+                                               Buffer& copy) const {
+  if (!c_.residual) return nullptr;
+  const Buffer& r = bound[c_.residual->name].values();
+  const auto begin = reinterpret_cast<uintptr_t>(r.data());
+  const auto end = begin + static_cast<uintptr_t>(r.bytes());
+  const auto out = reinterpret_cast<uintptr_t>(output.values().data());
+  const auto outEnd = out + static_cast<uintptr_t>(output.values().bytes());
+  if (end <= out || outEnd <= begin) return r.data();
+  copy = r.clone();
+  return std::as_const(copy).data();
 }
 
 }  // namespace sparseflow::pipeline

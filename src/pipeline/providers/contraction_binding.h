@@ -26,6 +26,7 @@ class ContractionBinding {
     std::map<std::string, std::shared_ptr<const Tensor>> tensors;  ///< inputs, by name
     std::map<std::string, int64_t> extents;                        ///< by index name
     std::vector<int64_t> outputShape;
+    double scale = 1;  ///< the product's scale for this call's parameters
     const Tensor& operator[](const std::string& name) const { return *tensors.at(name); }
     /// The product of the extents of `indices` (1 for none).
     int64_t product(const std::vector<std::string>& indices) const;
@@ -36,6 +37,10 @@ class ContractionBinding {
   Tensor makeOutput(const Bound& bound) const;
   /// Checks a caller's output: dense row-major, the output's dtype and the bound shape.
   void checkOutput(const Tensor& output, const Bound& bound) const;
+  /// The residual's values for a call writing `output` (null without a residual): its own, or,
+  /// when they share memory with the output (a caller passing R as the output too), a copy
+  /// kept in `copy`, since the kernels read R where they have stored outputs already.
+  const void* residualValues(const Bound& bound, const Tensor& output, Buffer& copy) const;
 
   const Contraction& contraction() const { return c_; }
   const std::string& text() const { return statement_.text; }

@@ -1,7 +1,7 @@
 // The executable of the linear-layer providers (2:4 NMLinear, DenseLinear):
-// `Y(n..., o) = act(X(n..., k) · W(o,k)ᵀ + bias(o))`, the layer prepared (weights packed) once per
-// contents of W and the bias (TensorWitness each), run on raw row-major arrays straight into the
-// output.
+// `Y(n..., o) = act(s · X(n..., k) · W(o,k)ᵀ + bias(o) [+ R]) [+ R]`, the layer prepared (weights
+// packed) once per contents of W and the bias (TensorWitness each), run on raw row-major arrays
+// straight into the output.
 #pragma once
 
 #include <cstring>
@@ -130,19 +130,24 @@ class LinearLayerExecutable final : public Executable {
                  bool overwrite) const {
     const int64_t batch = bound.product(plan_.batch);
     const void* x = bound[plan_.x].values().data();
+    const Contraction& c = binding_.contraction();
+    Buffer residualCopy;
+    EpilogueOperands more;
+    more.scale = bound.scale;
+    more.residual = binding_.residualValues(bound, output, residualCopy);
+    more.residualAfterActivation = c.residualAfterActivation;
     auto* y = static_cast<T*>(output.mutableValues().data());
     if (overwrite) {
-      layer.forward(x, plan_.dtype, batch, y);
+      layer.forward(x, plan_.dtype, batch, y, more);
       // A row epilogue (never with +=: contraction.cpp) over each row the layer wrote, from L2
       // when the rows are short; the layer's own epilogue ran in its store.
-      if (const kernels::RowEpilogue row = binding_.contraction().row;
-          row != kernels::RowEpilogue::kNone) {
+      if (const kernels::RowEpilogue row = c.row; row != kernels::RowEpilogue::kNone) {
         kernels::applyRowEpilogue(row, y, batch, layer.outFeatures(), plan_.parallel ? 0 : 1);
       }
       return;
     }
     std::vector<T> product(static_cast<size_t>(batch * layer.outFeatures()));
-    layer.forward(x, plan_.dtype, batch, product.data());
+    layer.forward(x, plan_.dtype, batch, product.data(), more);
     for (size_t e = 0; e < product.size(); ++e) y[e] += product[e];
   }
 

@@ -16,8 +16,12 @@ std::optional<std::string> requireFormats(
   if (!c.out.isDense()) return "the output " + c.out.name + " is " + c.out.format.toString();
   if (c.bias && !c.bias->isDense())
     return "the bias " + c.bias->name + " is " + c.bias->format.toString();
-  for (const ContractionOperand* t : {&c.lhs, &c.rhs, c.bias ? &*c.bias : nullptr, &c.out}) {
-    if (t != nullptr && t->dtype != dtype) {
+  if (c.residual && !c.residual->isDense())
+    return "the residual " + c.residual->name + " is " + c.residual->format.toString();
+  std::vector<const ContractionOperand*> all = c.inputs();
+  all.push_back(&c.out);
+  for (const ContractionOperand* t : all) {
+    if (t->dtype != dtype) {
       return t->name + " is " + dtypeName(t->dtype) + "; the kernel is " + dtypeName(dtype);
     }
   }
@@ -25,6 +29,7 @@ std::optional<std::string> requireFormats(
 }
 
 std::string epilogueText(const Contraction& c) {
+  if (c.extendedEpilogue()) return c.epilogueFormula();
   Epilogue e;
   e.bias = c.bias.has_value();
   e.activation = c.activation;

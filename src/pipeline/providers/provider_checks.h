@@ -17,7 +17,8 @@ std::optional<std::string> requireFormats(
     const Contraction& c,
     const std::vector<std::pair<const ContractionOperand*, const char*>>& want, DType dtype);
 
-/// The fused epilogue as Epilogue::toString() spells it ("bias+relu", "none").
+/// The fused epilogue as Epilogue::toString() spells it ("bias+relu", "none"), or with a scale or a
+/// residual as its formula ("relu((alpha) * P + b(j)) + R(i,j)").
 std::string epilogueText(const Contraction& c);
 
 }  // namespace sparseflow::pipeline

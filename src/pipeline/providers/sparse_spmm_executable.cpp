@@ -81,7 +81,7 @@ class SparseSpmmExecutable final : public Executable {
       text += "; the linear layer over tiles of " + plan_.dense +
               "'s rows transposed in cache (csr_linear)";
     }
-    if (c.bias || c.activation != Activation::kNone) {
+    if (c.bias || c.activation != Activation::kNone || c.extendedEpilogue()) {
       text += "; epilogue " + epilogueText(c) + " fused into the store";
     }
     if (c.row != kernels::RowEpilogue::kNone) {
@@ -133,6 +133,10 @@ class SparseSpmmExecutable final : public Executable {
     args.activation = c.activation;
     args.bias = c.bias ? static_cast<const T*>(bound[c.bias->name].values().data()) : nullptr;
     args.biasPerRow = plan_.biasPerRow;
+    args.scale = static_cast<T>(bound.scale);
+    Buffer residualCopy;
+    args.residual = static_cast<const T*>(binding_.residualValues(bound, output, residualCopy));
+    args.residualAfterActivation = c.residualAfterActivation;
     if (!plan_.linear) args.row = c.row;  // never with += (contraction.cpp)
     const auto* b = static_cast<const T*>(bound[plan_.dense].values().data());
     auto* out = static_cast<T*>(output.mutableValues().data());

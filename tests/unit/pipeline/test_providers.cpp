@@ -47,6 +47,7 @@ struct Case {
   std::map<std::string, std::string> formats;
   std::string provider;
   DType dtype = DType::kF32;  ///< of every tensor, the output's too
+  std::map<std::string, double> params = {};
 };
 
 /// Every tensor of the statement with its indices.
@@ -128,7 +129,7 @@ void checkCase(const Case& c, std::mt19937& rng, const std::map<std::string, int
   infos[statement.lhs.tensor] = {outShape, c.dtype};
   const expr::CheckedKernel checked = expr::check(statement, infos);
   std::vector<double> initial = randomValues(outShape, "dense", rng);
-  const std::vector<double> want = testing::referenceEval(checked, refs, {});
+  const std::vector<double> want = testing::referenceEval(checked, refs, c.params);
   KernelOptions options = base;
   options.formats = c.formats;
   if (c.dtype != DType::kF32) {
@@ -138,10 +139,10 @@ void checkCase(const Case& c, std::mt19937& rng, const std::map<std::string, int
   ASSERT_EQ(kernel.provider(), c.provider) << kernel.describe();
   std::map<std::string, const Tensor*> inputs;
   for (const auto& [name, t] : tensors) inputs[name] = &t;
-  const Tensor fresh = kernel.run(inputs);
+  const Tensor fresh = kernel.run(inputs, c.params);
   Tensor into = fromDense(outShape, initial.data(),
                           Format::parse("dense", static_cast<int32_t>(outShape.size())), c.dtype);
-  kernel.run(inputs, into);
+  kernel.run(inputs, into, c.params);
   const std::vector<double> got = toDense(fresh), gotInto = toDense(into);
   ASSERT_EQ(got.size(), want.size());
   // f32 rounds every product; f64 only sums in another order.
@@ -242,6 +243,141 @@ TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
     for (const Case& c : cases) checkCase(c, rng);
   }
   hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST(Providers, ScaleAndResidualFuseIntoEveryProviderOnEveryTarget) {
+  // The rest of the element-wise epilogue: a scale (a parameter or a literal, around the sum,
+  // inside it, as a division or a minus) and a residual indexed as the output, added before the
+  // activation or after it, in the SpMM and the linear layouts, GEMV and SpMV, `+=`, f64, under a
+  // row softmax; each provider fuses them into its store, against float64.
+  const uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const std::map<std::string, std::string> csrA{{"A", "csr"}}, nmW{{"W", "2:4"}},
+      csrW{{"W", "csr"}}, bsrA{{"A", "bsr:4x4"}}, bsrW{{"W", "bsr:4x4"}};
+  const std::map<std::string, double> alpha{{"alpha", -0.75}};
+  std::vector<Case> cases = {
+      {"C(i,j) = relu(alpha * sum(k, A(i,k) * B(k,j)) + b(j) + R(i,j))", csrA, "csr_spmm",
+       DType::kF32, alpha},
+      {"C(i,j) = gelu(A(i,k) * B(k,j) + b(j)) + R(i,j)", csrA, "csr_spmm"},
+      {"C(i,j) = R(i,j) + A(i,k) * B(k,j) / 8", csrA, "csr_spmm"},
+      {"C(i,j) = -A(i,k) * B(k,j) + r(i)", csrA, "csr_spmm"},
+      {"C(i,j) = R(i,j) + tanh(B(k,j) * A(i,k) * 2 + r(i))", csrA, "csr_spmm"},
+      {"C(i,j) += alpha * A(i,k) * B(k,j) + R(i,j)", csrA, "csr_spmm", DType::kF32, alpha},
+      {"C(i,j) = softmax(j, A(i,k) * B(k,j) / 4 + M(i,j))", csrA, "csr_spmm"},
+      {"y(i) = alpha * A(i,j) * x(j) + z(i)", csrA, "csr_spmm", DType::kF32, alpha},
+      {"y(i) = silu(A(i,j) * x(j) + b(i)) + z(i)", csrA, "csr_spmm"},
+      {"C(i,j) = sigmoid(3 * A(i,k) * B(k,j) + b(j) + R(i,j))", csrA, "csr_spmm", DType::kF64},
+      {"C(i,j) += relu(A(i,k) * B(k,j)) + R(i,j)", csrA, "csr_spmm", DType::kF64},
+      {"y(i) = alpha * A(i,j) * x(j) + z(i)", csrA, "csr_spmm", DType::kF64, alpha},
+      {"Y(n,o) = X(n,i) * W(o,i) + b(o) + R(n,o)", csrW, "csr_spmm"},
+      {"Y(n,o) = relu(alpha * X(n,i) * W(o,i) + b(o)) + R(n,o)", csrW, "csr_spmm", DType::kF32,
+       alpha},
+      {"Y(n,o) += gelu_tanh(X(n,i) * W(o,i) / 2 + R(n,o))", csrW, "csr_spmm"},
+      {"y(o) = W(o,i) * x(i) * 0.5 + r(o)", csrW, "csr_spmm"},
+      {"Y(n,o) = silu(X(n,i) * W(o,i) + b(o) + R(n,o))", csrW, "csr_spmm", DType::kF64},
+      {"C(i,j) = tanh(A(i,k) * B(k,j) + R(i,j))", bsrA, "bsr_spmm"},
+      {"C(i,j) = alpha * A(i,k) * B(k,j) + b(j) + R(i,j)", bsrA, "bsr_spmm", DType::kF64, alpha},
+      {"C(i,j) += relu(A(i,k) * B(k,j)) + R(i,j)", bsrA, "bsr_spmm"},
+      {"Y(n,o) = X(n,i) * W(o,i) + R(n,o)", bsrW, "generated"},
+      {"Y(n,o) = alpha * W(o,i) * X(n,i) + b(o) + R(n,o)", nmW, "nm_linear", DType::kF32, alpha},
+      {"y(o) = gelu(W(o,i) * x(i)) + r(o)", nmW, "nm_linear"},
+      {"Y(b,t,o) = relu(X(b,t,i) * W(o,i) + c(o) + R(b,t,o))", nmW, "nm_linear"},
+      {"Y(n,o) += X(n,i) * W(o,i) * 2 + R(n,o)", nmW, "nm_linear"},
+      {"Y(n,o) = tanh(alpha * W(o,i) * X(n,i) + b(o)) + R(n,o)", nmW, "nm_linear", DType::kF64,
+       alpha},
+      {"Y(n,o) = layernorm(o, X(n,i) * W(o,i) + b(o) + R(n,o))", nmW, "nm_linear"},
+      {"Y(n,o) = X(n,i) * W(o,i) * 0.5 + R(n,o)", {}, "dense_linear"},
+      {"C(i,j) = sigmoid(A(i,k) * B(k,j) + b(j)) + R(i,j)", {}, "dense_linear"},
+      {"y(o) = alpha * x(i) * W(o,i) + r(o)", {}, "dense_linear", DType::kF32, alpha},
+      {"Y(n,o) = relu(X(n,i) * W(o,i) + b(o) + R(n,o))", {}, "dense_linear", DType::kF64},
+      // Not fused: a transposed residual, two parameters, a scale that is a tensor.
+      {"C(i,j) = A(i,k) * B(k,j) + R(j,i)", csrA, "generated"},
+      {"C(i,j) = alpha * beta * A(i,k) * B(k,j)",
+       csrA,
+       "generated",
+       DType::kF32,
+       {{"alpha", 2}, {"beta", 3}}},
+      {"C(i,j) = s() * A(i,k) * B(k,j)", csrA, "generated"},
+  };
+  for (int64_t target : targetsToRun()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(std::string("target ") + hwy::TargetName(target));
+    for (const Case& c : cases) checkCase(c, rng);
+    // Rows wider than a register panel (the epilogue per panel; R read at each panel's columns)
+    // and batches past one tile of csr_linear.
+    checkCase({"C(i,j) = relu(alpha * A(i,k) * B(k,j) + b(j)) + R(i,j)", csrA, "csr_spmm",
+               DType::kF32, alpha},
+              rng, {{"j", 300}, {"i", 30}, {"k", 50}});
+    checkCase({"Y(n,o) = relu(X(n,i) * W(o,i) + R(n,o))", csrW, "csr_spmm"}, rng,
+              {{"n", 77}, {"o", 45}, {"i", 33}});
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST(Providers, AResidualThatIsTheOutputItselfIsReadBeforeItIsOverwritten) {
+  // `Y = act(X·Wᵀ) + R` run into R itself (the in-place residual of a model): every provider
+  // reads R's old values (a copy), not the outputs it has stored, and says what it fused.
+  std::mt19937 rng(freshSeed());
+  std::uniform_real_distribution<double> u(-1, 1);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"csr", "csr_spmm"}, {"2:4", "nm_linear"}, {"dense", "dense_linear"}};
+  for (const auto& [format, provider] : cases) {
+    for (const std::string text :
+         {"Y(n,o) = relu(X(n,i) * W(o,i)) + R(n,o)", "Y(n,o) = R(n,o) + 0.5 * X(n,i) * W(o,i)"}) {
+      SCOPED_TRACE(text + " with W " + format);
+      KernelOptions options;
+      options.formats = {{"W", format}};
+      const Kernel kernel = Kernel::compile(text, options);
+      ASSERT_EQ(kernel.provider(), provider) << kernel.describe();
+      EXPECT_NE(kernel.describe().find("+ R(n,o)"), std::string::npos) << kernel.describe();
+      std::vector<double> x(37 * 24), w(20 * 24), r(37 * 20);
+      for (double& v : x) v = static_cast<float>(u(rng));
+      for (double& v : w) v = static_cast<float>(u(rng));
+      for (double& v : r) v = static_cast<float>(u(rng));
+      for (size_t e = 0; e < w.size(); e += 4) w[e + 1] = w[e + 3] = 0;  // 2:4 and sparse
+      const Tensor tX = fromDense({37, 24}, x.data(), Format::parse("dense", 2));
+      const Tensor tW = fromDense({20, 24}, w.data(), Format::parse(format, 2));
+      Tensor tR = fromDense({37, 20}, r.data(), Format::parse("dense", 2));
+      kernel.run({{"X", &tX}, {"W", &tW}, {"R", &tR}}, tR);
+      const std::vector<double> got = toDense(tR);
+      for (int64_t n = 0; n < 37; ++n) {
+        for (int64_t o = 0; o < 20; ++o) {
+          double p = 0;
+          for (int64_t i = 0; i < 24; ++i) p += x[n * 24 + i] * w[o * 24 + i];
+          const double old = r[n * 20 + o];
+          const double want = text[9] == 'r' ? std::max(p, 0.0) + old : old + 0.5 * p;
+          ASSERT_NEAR(got[n * 20 + o], want, 1e-4 * (1 + std::abs(want))) << n << ", " << o;
+        }
+      }
+    }
+  }
+  // The SpMM layout, where the CSR kernel applies the epilogue to outputs it has stored.
+  for (const auto& [format, provider] :
+       {std::pair{"csr", "csr_spmm"}, {"bsr:2x2", "bsr_spmm"}, {"dense", "dense_linear"}}) {
+    SCOPED_TRACE(format);
+    KernelOptions options;
+    options.formats = {{"A", format}};
+    const Kernel kernel = Kernel::compile("C(i,j) = gelu(A(i,k) * B(k,j)) + C0(i,j)", options);
+    ASSERT_EQ(kernel.provider(), provider) << kernel.describe();
+    std::vector<double> a(30 * 26), b(26 * 70), r(30 * 70);
+    for (double& v : a) v = u(rng) < 0 ? 0.0 : static_cast<float>(u(rng));
+    for (double& v : b) v = static_cast<float>(u(rng));
+    for (double& v : r) v = static_cast<float>(u(rng));
+    const Tensor tA = fromDense({30, 26}, a.data(), Format::parse(format, 2));
+    const Tensor tB = fromDense({26, 70}, b.data(), Format::parse("dense", 2));
+    Tensor tR = fromDense({30, 70}, r.data(), Format::parse("dense", 2));
+    kernel.run({{"A", &tA}, {"B", &tB}, {"C0", &tR}}, tR);
+    const std::vector<double> got = toDense(tR);
+    for (int64_t i = 0; i < 30; ++i) {
+      for (int64_t j = 0; j < 70; ++j) {
+        double p = 0;
+        for (int64_t k = 0; k < 26; ++k) p += a[i * 26 + k] * b[k * 70 + j];
+        const double want = 0.5 * p * (1 + std::erf(p / std::sqrt(2.0))) + r[i * 70 + j];
+        ASSERT_NEAR(got[i * 70 + j], want, 1e-4 * (1 + std::abs(want))) << i << ", " << j;
+      }
+    }
+  }
 }
 
 TEST(Providers, ARowEpilogueOverTheRowIsTakenByEveryProviderOnEveryTarget) {
@@ -400,7 +536,8 @@ TEST(Providers, WhatNoHandTunedProviderTakesRunsAsGeneratedCodeAndSaysWhy) {
   checkCase({"y(o) = W(o,i) * x(i)", {{"W", "2:4"}}, "generated"}, rng, {}, off);
   // Not a contraction with a fusable epilogue, or a layout no provider has.
   checkCase({"C(i,j) = exp(A(i,k) * B(k,j))", {}, "generated"}, rng);
-  checkCase({"C(i,j) = A(i,k) * B(k,j) * 2", {{"A", "csr"}}, "generated"}, rng);
+  checkCase({"C(i,j) = A(i,k) * B(k,j) * A(i,k)", {{"A", "csr"}}, "generated"}, rng);
+  checkCase({"C(i,j) = abs(A(i,k) * B(k,j)) * 2", {{"A", "csr"}}, "generated"}, rng);
   checkCase({"C(j,i) = A(i,k) * B(k,j)", {{"A", "csr"}}, "generated"}, rng);
   checkCase({"C(i,j) = A(i,k) * B(k,j)", {{"A", "csc"}}, "generated"}, rng);
   // Mixed dtypes (the CSR SpMM runs f32 or f64 throughout).

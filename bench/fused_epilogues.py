@@ -1,0 +1,117 @@
+"""The element-wise epilogue fused into the provider's store, through the CLI a user runs: each
+spelling of a scale and a residual around an SpMM (and a linear layer with a csr weight) against
+the plain product in the same run, and against the same kernel as generated code (what ran before
+the providers took a scale or a residual: two nests and a dense temporary).
+
+`sparseflow run KERNEL --in ... --format A=csr --repeat N` medians per call (kernel only),
+rounds interleaved; R, B and b random (np.float32), A the matrices below (held out of every
+kernel and tuning choice made on this machine).
+
+Usage: .venv/bin/python bench/fused_epilogues.py [--sparseflow build/bin/sparseflow]
+       [--matrices A.mtx ...] [--columns 64] [--repeat 100] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import re
+import statistics
+import subprocess
+import tempfile
+
+import numpy as np
+import scipy.io
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MATRICES = ["data/suitesparse/ParU/Matrix/bayer10.mtx",
+            "data/suitesparse/LAGraph/data/pushpull.mtx",
+            "data/dlmc/rn50/magnitude_pruning/0.98/bottleneck_2_block_group4_1_1.smtx"]
+# (label, kernel, parameters); every kernel reads A, B, and b, R where it names them.
+SPMM = [
+    ("plain", "C(i,j) = A(i,k) * B(k,j)", {}),
+    ("bias + relu", "C(i,j) = relu(A(i,k) * B(k,j) + b(j))", {}),
+    ("scale (parameter)", "C(i,j) = alpha * A(i,k) * B(k,j)", {"alpha": 0.125}),
+    ("residual", "C(i,j) = A(i,k) * B(k,j) + R(i,j)", {}),
+    ("relu(scale + bias + residual)",
+     "C(i,j) = relu(alpha * A(i,k) * B(k,j) + b(j) + R(i,j))", {"alpha": 0.125}),
+    ("relu(bias) + residual", "C(i,j) = relu(A(i,k) * B(k,j) + b(j)) + R(i,j)", {}),
+]
+LINEAR = [
+    ("plain", "Y(n,o) = X(n,i) * W(o,i)", {}),
+    ("bias + residual", "Y(n,o) = X(n,i) * W(o,i) + b(o) + R(n,o)", {}),
+    ("gelu(scale + bias) + residual",
+     "Y(n,o) = gelu(alpha * X(n,i) * W(o,i) + b(o)) + R(n,o)", {"alpha": 0.5}),
+]
+
+
+def median_ms(args, kernel, params, inputs, formats, generated):
+    command = [args.sparseflow, "run", kernel, "--repeat", str(args.repeat)]
+    for name, path in inputs.items():
+        if re.search(rf"\b{name}\(", kernel):
+            command += ["--in", f"{name}={path}"]
+    for name, value in params.items():
+        command += ["--param", f"{name}={value}"]
+    for name, fmt in formats.items():
+        command += ["--format", f"{name}={fmt}"]
+    if generated:
+        command.append("--generated-only")
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"median_ms: ([0-9.eE+-]+)", out).group(1))
+
+
+def run_table(args, title, kernels, inputs, formats):
+    times = {(label, gen): [] for label, _, _ in kernels for gen in (False, True)}
+    for _ in range(args.rounds):
+        for label, kernel, params in kernels:
+            times[(label, False)].append(median_ms(args, kernel, params, inputs, formats, False))
+            if label != "plain" and label != "bias + relu":
+                times[(label, True)].append(
+                    median_ms(args, kernel, params, inputs, formats, True))
+    plain = statistics.median(times[("plain", False)])
+    print(f"\n{title}")
+    print("| epilogue | sparseflow ms | vs plain | generated code ms | vs generated |")
+    print("|---|---:|---:|---:|---:|")
+    for label, _, _ in kernels:
+        fused = statistics.median(times[(label, False)])
+        gen = times[(label, True)]
+        gen_text = f"{statistics.median(gen):.3f} | {statistics.median(gen) / fused:.2f}x" \
+            if gen else "- | -"
+        print(f"| {label} | {fused:.3f} | {fused / plain:.2f}x | {gen_text} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sparseflow", default=str(ROOT / "build/bin/sparseflow"))
+    parser.add_argument("--matrices", nargs="*", default=MATRICES)
+    parser.add_argument("--columns", type=int, default=64)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--repeat", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    rng = np.random.default_rng()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        for matrix in args.matrices:
+            path = ROOT / matrix
+            if path.suffix == ".mtx":
+                rows, cols = scipy.io.mminfo(str(path))[:2]
+            else:  # DLMC .smtx: "rows, cols, nnz" on the first line
+                rows, cols = (int(v) for v in path.read_text().split("\n")[0].split(",")[:2])
+            n = args.columns
+            files = {"A": path, "B": tmp / "B.npy", "b": tmp / "b.npy", "R": tmp / "R.npy"}
+            np.save(files["B"], rng.standard_normal((cols, n), dtype=np.float32))
+            np.save(files["b"], rng.standard_normal(n, dtype=np.float32))
+            np.save(files["R"], rng.standard_normal((rows, n), dtype=np.float32))
+            run_table(args, f"{path.name} ({rows} x {cols}), B {cols} x {n}, SpMM layout",
+                      SPMM, files, {"A": "csr"})
+            files = {"W": path, "X": tmp / "X.npy", "b": tmp / "bo.npy", "R": tmp / "RY.npy"}
+            np.save(files["X"], rng.standard_normal((args.batch, cols), dtype=np.float32))
+            np.save(files["b"], rng.standard_normal(rows, dtype=np.float32))
+            np.save(files["R"], rng.standard_normal((args.batch, rows), dtype=np.float32))
+            run_table(args, f"{path.name} as a csr layer W ({rows} x {cols}), batch {args.batch}",
+                      LINEAR, files, {"W": "csr"})
+
+
+if __name__ == "__main__":
+    main()
