@@ -60,7 +60,7 @@ def median_ms(args, kernel, params, inputs, formats, generated):
     return float(re.search(r"median_ms: ([0-9.eE+-]+)", out).group(1))
 
 
-def run_table(args, title, kernels, inputs, formats):
+def run_table(args, title, kernels, inputs, formats, plain_bytes, r_bytes):
     times = {(label, gen): [] for label, _, _ in kernels for gen in (False, True)}
     for _ in range(args.rounds):
         for label, kernel, params in kernels:
@@ -70,14 +70,17 @@ def run_table(args, title, kernels, inputs, formats):
                     median_ms(args, kernel, params, inputs, formats, True))
     plain = statistics.median(times[("plain", False)])
     print(f"\n{title}")
-    print("| epilogue | sparseflow ms | vs plain | generated code ms | vs generated |")
-    print("|---|---:|---:|---:|---:|")
-    for label, _, _ in kernels:
+    print("| epilogue | sparseflow ms | vs plain | bytes vs plain's | generated code ms "
+          "| vs generated |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, kernel, _ in kernels:
+        # The traffic floor's ratio: A, B (or W, X) and C read or written once, plus R's bytes.
+        floor = (plain_bytes + (r_bytes if "R(" in kernel else 0)) / plain_bytes
         fused = statistics.median(times[(label, False)])
         gen = times[(label, True)]
         gen_text = f"{statistics.median(gen):.3f} | {statistics.median(gen) / fused:.2f}x" \
             if gen else "- | -"
-        print(f"| {label} | {fused:.3f} | {fused / plain:.2f}x | {gen_text} |")
+        print(f"| {label} | {fused:.3f} | {fused / plain:.2f}x | {floor:.2f}x | {gen_text} |")
 
 
 def main():
@@ -95,22 +98,26 @@ def main():
         for matrix in args.matrices:
             path = ROOT / matrix
             if path.suffix == ".mtx":
-                rows, cols = scipy.io.mminfo(str(path))[:2]
+                rows, cols, nnz, _, _, symmetry = scipy.io.mminfo(str(path))
+                nnz = 2 * nnz if symmetry != "general" else nnz  # about: the diagonal once
             else:  # DLMC .smtx: "rows, cols, nnz" on the first line
-                rows, cols = (int(v) for v in path.read_text().split("\n")[0].split(",")[:2])
+                rows, cols, nnz = (int(v) for v in path.read_text().split("\n")[0].split(",")[:3])
+            a_bytes = 8 * nnz + 4 * (rows + 1)  # int32 columns, f32 values, row starts
             n = args.columns
             files = {"A": path, "B": tmp / "B.npy", "b": tmp / "b.npy", "R": tmp / "R.npy"}
             np.save(files["B"], rng.standard_normal((cols, n), dtype=np.float32))
             np.save(files["b"], rng.standard_normal(n, dtype=np.float32))
             np.save(files["R"], rng.standard_normal((rows, n), dtype=np.float32))
             run_table(args, f"{path.name} ({rows} x {cols}), B {cols} x {n}, SpMM layout",
-                      SPMM, files, {"A": "csr"})
+                      SPMM, files, {"A": "csr"}, a_bytes + 4 * n * (cols + rows), 4 * n * rows)
             files = {"W": path, "X": tmp / "X.npy", "b": tmp / "bo.npy", "R": tmp / "RY.npy"}
             np.save(files["X"], rng.standard_normal((args.batch, cols), dtype=np.float32))
             np.save(files["b"], rng.standard_normal(rows, dtype=np.float32))
             np.save(files["R"], rng.standard_normal((args.batch, rows), dtype=np.float32))
-            run_table(args, f"{path.name} as a csr layer W ({rows} x {cols}), batch {args.batch}",
-                      LINEAR, files, {"W": "csr"})
+            batch = args.batch
+            run_table(args, f"{path.name} as a csr layer W ({rows} x {cols}), batch {batch}",
+                      LINEAR, files, {"W": "csr"}, a_bytes + 4 * batch * (cols + rows),
+                      4 * batch * rows)
 
 
 if __name__ == "__main__":

@@ -119,8 +119,8 @@ void csrLinearOf(const CsrSpmmArgsT<T>& a) {
   const InfinityValues inf =
       std::is_same_v<T, float> ? infinityValues(a.activation) : InfinityValues{};
   const CsrSpmmArgsT<T> epilogue = tileEpilogue(a);
-  // A scale or a residual: the tile's bare products are transposed into a per-thread block of
-  // Y's rows, which gets the whole epilogue (R read along Y's rows) before it is stored.
+  // A scale or a residual: the tile's bare products are transposed into Y's rows (with +=, a
+  // per-thread block of them), which get the whole epilogue there (R read along Y's rows).
   const bool extended = extendedEpilogue(a);
   CsrSpmmArgsT<T> bare = a;
   bare.bias = nullptr;
@@ -149,18 +149,22 @@ void csrLinearOf(const CsrSpmmArgsT<T>& a) {
         transposeInto(yt.get(), tile, a.c + n0 * outs + o0, outs, o1 - o0, rows, !a.overwrite);
         continue;
       }
+      // Y = ...: the products go into Y's rows and get the epilogue there, while in cache;
+      // Y += ...: through the scratch block, then added.
       const int64_t count = o1 - o0;
-      transposeInto(yt.get(), tile, ys.get(), count, count, rows, false);
+      if (a.overwrite) {
+        transposeInto(yt.get(), tile, a.c + n0 * outs + o0, outs, count, rows, false);
+      } else {
+        transposeInto(yt.get(), tile, ys.get(), count, count, rows, false);
+      }
       for (int64_t r = 0; r < rows; ++r) {
-        T* values = ys.get() + r * count;
         const int64_t at = (n0 + r) * outs + o0;
+        T* values = a.overwrite ? a.c + at : ys.get() + r * count;
         epilogueValues(a, inf, values, count, a.bias != nullptr ? a.bias + o0 : nullptr,
                        static_cast<const T*>(nullptr),
                        a.residual != nullptr ? a.residual + at : nullptr);
-        T* y = a.c + at;
-        if (a.overwrite) {
-          std::copy(values, values + count, y);
-        } else {
+        if (!a.overwrite) {
+          T* y = a.c + at;
           for (int64_t e = 0; e < count; ++e) y[e] += values[e];
         }
       }

@@ -52,12 +52,11 @@ constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(T));
 /// row of B up to that width is read once, whole, per entry (panels split a wider B).
 constexpr int kMaxVectors = 8;
 
-/// Whether the epilogue is one the register paths apply before their store: the bias (added
-/// into the sums) and relu, no scale and no residual.
+/// Whether the epilogue is one panelRow applies in registers before its one store: relu or
+/// none, with the scale, the bias and a residual on either side of it.
 template <typename T>
 bool registerEpilogue(const CsrSpmmArgsT<T>& a) {
-  return !extendedEpilogue(a) &&
-         (a.activation == Activation::kNone || a.activation == Activation::kRelu);
+  return a.activation == Activation::kNone || a.activation == Activation::kRelu;
 }
 
 /// Row i of C, columns [j0, j0 + V·lanes + tail): V full vectors in registers, `tail` (< lanes)
@@ -69,7 +68,7 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   // C = relu(A·B + bias) starts the sums at the bias (a load at the row's start, off the
   // chain of multiply-adds) instead of adding it before the store.
-  const bool biasFirst = a.overwrite && a.bias != nullptr && registerEpilogue(a);
+  const bool biasFirst = a.overwrite && a.bias != nullptr && registerEpilogue(a) && a.scale == T(1);
   hn::Vec<D> acc[V > 0 ? V : 1];
   for (int v = 0; v < V; ++v) acc[v] = hn::Zero(d);
   if (biasFirst) {
@@ -131,18 +130,35 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
   T* out = a.c + i * a.cols + j0;
   const int64_t count = V * lanes + tail;
   if (a.overwrite && registerEpilogue(a)) {
-    // Relu in registers before the one store (the bias is in the sums already; neither needs
-    // the ±inf/NaN fix-up of the other activations: relu's compare keeps NaN and gives 0 at
-    // -inf, as torch does).
-    const bool relu = a.activation == Activation::kRelu;
+    // Relu in registers before the one store (neither needs the ±inf/NaN fix-up of the other
+    // activations: relu's compare keeps NaN and gives 0 at -inf, as torch does); the bias is in
+    // the sums already unless there is a scale, which comes first; R read once, next to the
+    // store.
+    const bool relu = a.activation == Activation::kRelu, scaled = a.scale != T(1);
+    const bool lateBias = a.bias != nullptr && !biasFirst;
+    const T* r = a.residual != nullptr ? a.residual + i * a.cols + j0 : nullptr;
+    const bool before = r != nullptr && !a.residualAfterActivation;
+    const bool after = r != nullptr && a.residualAfterActivation;
+    const auto scale = hn::Set(d, a.scale);
     for (int v = 0; v < V; ++v) {
       auto x = acc[v];
+      if (scaled) x = hn::Mul(x, scale);
+      if (lateBias) {
+        x = hn::Add(x,
+                    a.biasPerRow ? hn::Set(d, a.bias[i]) : hn::LoadU(d, a.bias + j0 + v * lanes));
+      }
+      if (before) x = hn::Add(x, hn::LoadU(d, r + v * lanes));
       if (relu) x = hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
+      if (after) x = hn::Add(x, hn::LoadU(d, r + v * lanes));
       hn::StoreU(x, d, out + v * lanes);
     }
     for (int64_t t = 0; t < tail; ++t) {
-      const T x = rest[t];
-      out[V * lanes + t] = relu && x < T(0) ? T(0) : x;
+      const int64_t j = V * lanes + t;
+      T x = scaled ? rest[t] * a.scale : rest[t];
+      if (lateBias) x += a.biasPerRow ? a.bias[i] : a.bias[j0 + j];
+      if (before) x += r[j];
+      if (relu && x < T(0)) x = T(0);
+      out[j] = after ? x + r[j] : x;
     }
     return;
   }
@@ -178,7 +194,7 @@ constexpr bool kFaultFreeMasks = false;
 template <typename T>
 bool shiftedRowServes(const CsrSpmmArgsT<T>& a, int64_t lanes, int64_t tail, int64_t shift) {
   return kFaultFreeMasks && tail == 0 && shift != 0 && a.cols % lanes == 0 && registerEpilogue(a) &&
-         (a.overwrite || !hasEpilogue(a));
+         !extendedEpilogue(a) && (a.overwrite || !hasEpilogue(a));
 }
 
 /// Row i of C, columns [j0, j0 + V·lanes), when B's rows all start `shift` lanes past a vector
