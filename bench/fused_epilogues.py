@@ -91,6 +91,8 @@ def main():
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--layers", nargs="*", default=["1536x384", "384x1536"],
+                        help="OUTxIN shapes of random dense and 2:4 layers (MiniLM's FFN)")
     args = parser.parse_args()
     rng = np.random.default_rng()
     with tempfile.TemporaryDirectory() as tmp:
@@ -118,6 +120,24 @@ def main():
             run_table(args, f"{path.name} as a csr layer W ({rows} x {cols}), batch {batch}",
                       LINEAR, files, {"W": "csr"}, a_bytes + 4 * batch * (cols + rows),
                       4 * batch * rows)
+        for shape in args.layers:  # dense and 2:4 layers: DenseLinear and NMLinear
+            rows, cols = (int(v) for v in shape.split("x"))
+            batch = args.batch
+            w = rng.standard_normal((rows, cols), dtype=np.float32)
+            groups = w.reshape(-1, 4)
+            smallest = np.argsort(np.abs(groups), axis=1)[:, :2]
+            np.put_along_axis(groups, smallest, 0, axis=1)  # 2:4 by magnitude
+            files = {"W": tmp / "W.npy", "X": tmp / "X.npy", "b": tmp / "bo.npy",
+                     "R": tmp / "RY.npy"}
+            np.save(files["W"], w)
+            np.save(files["X"], rng.standard_normal((batch, cols), dtype=np.float32))
+            np.save(files["b"], rng.standard_normal(rows, dtype=np.float32))
+            np.save(files["R"], rng.standard_normal((batch, rows), dtype=np.float32))
+            # 2:4 bytes: half the values, 2 bits of position each
+            for fmt, w_bytes in (("dense", 4 * rows * cols),
+                                 ("2:4", 2 * rows * cols + rows * cols // 8)):
+                run_table(args, f"a {fmt} layer W ({rows} x {cols}), batch {batch}", LINEAR, files,
+                          {"W": fmt}, w_bytes + 4 * batch * (cols + rows), 4 * batch * rows)
 
 
 if __name__ == "__main__":
