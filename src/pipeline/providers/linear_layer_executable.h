@@ -4,6 +4,7 @@
 // straight into the output.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "pipeline/executable.h"
 #include "pipeline/providers/contraction_binding.h"
 #include "pipeline/providers/provider_checks.h"
+#include "pipeline/providers/transpose_matrix.h"
 #include "sparseflow/convert.h"
 #include "sparseflow/layer_bias.h"
 
@@ -30,6 +32,10 @@ struct LinearLayerPlan {
   bool weightTransposed = false;
   bool parallel = true;
   DType dtype = DType::kF32;  ///< of every operand: f32, or f64 (layers that take f64 weights)
+  /// X is written `X(k, n)` (a transposed first factor, `C(i,j) = A(k,i) * B(k,j)`, or a
+  /// transposed output, `C(j,i) = A(i,k) * B(k,j)`): each call transposes it into scratch (X is
+  /// 2-d, batch = its second extent).
+  bool inputTransposed = false;
 };
 
 template <class Layer, class LayerOptions>
@@ -52,10 +58,11 @@ class LinearLayerExecutable final : public Executable {
   }
 
   std::string describe() const override {
-    std::string text = "  provider: " + plan_.provider + ", the hand-tuned " + plan_.kernel +
-                       ", epilogue " + epilogueText(binding_.contraction()) + " fused (weights " +
-                       plan_.w + (plan_.weightTransposed ? " transposed and" : "") +
-                       " packed once per contents)";
+    std::string text =
+        "  provider: " + plan_.provider + ", the hand-tuned " + plan_.kernel + ", epilogue " +
+        epilogueText(binding_.contraction()) + " fused (weights " + plan_.w +
+        (plan_.weightTransposed ? " transposed and" : "") + " packed once per contents" +
+        (plan_.inputTransposed ? "; " + plan_.x + " transposed on each call" : "") + ")";
     if (const Contraction& c = binding_.contraction(); c.row != kernels::RowEpilogue::kNone) {
       text += std::string("; then the ") + kernels::rowEpilogueName(c.row) + " over " + c.rowOver +
               " on each output row (kernels/row_epilogues-inl.h)";
@@ -130,6 +137,13 @@ class LinearLayerExecutable final : public Executable {
                  bool overwrite) const {
     const int64_t batch = bound.product(plan_.batch);
     const void* x = bound[plan_.x].values().data();
+    std::unique_ptr<T[]> xRows;  // X(k, n) as rows of X(n, k), every element written
+    if (plan_.inputTransposed) {
+      const int64_t inner = bound[plan_.x].shape()[0];
+      xRows.reset(new T[static_cast<size_t>(batch * inner)]);
+      transposeMatrix(static_cast<const T*>(x), inner, batch, xRows.get(), plan_.parallel ? 0 : 1);
+      x = xRows.get();
+    }
     const Contraction& c = binding_.contraction();
     Buffer residualCopy;
     EpilogueOperands more;

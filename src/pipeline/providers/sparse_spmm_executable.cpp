@@ -14,32 +14,10 @@
 #include "kernels/csr_spmm/csr_spmm.h"
 #include "kernels/epilogue_apply.h"
 #include "pipeline/providers/provider_checks.h"
+#include "pipeline/providers/transpose_matrix.h"
 
 namespace sparseflow::pipeline {
 namespace {
-
-/// dst (cols × rows) = src (rows × cols)ᵀ, both row-major, in 16 × 16 tiles (32 × 32 tiles
-/// thrashed L1 when a leading dimension is a power of two: 4096 rows of X), tile rows in parallel;
-/// with `accumulate`, dst += srcᵀ.
-template <typename T>
-void transpose(const T* src, int64_t rows, int64_t cols, T* dst, int threads,
-               bool accumulate = false) {
-  constexpr int64_t kTile = 8;
-  const int64_t tileRows = (rows + kTile - 1) / kTile;
-#pragma omp parallel for schedule(static) \
-    num_threads(threads > 0 ? threads : omp_get_max_threads()) if (rows * cols > 65536)
-  for (int64_t t = 0; t < tileRows; ++t) {
-    const int64_t r0 = t * kTile;
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      for (int64_t r = r0; r < std::min(rows, r0 + kTile); ++r) {
-        for (int64_t c = c0; c < std::min(cols, c0 + kTile); ++c) {
-          T& d = dst[c * rows + r];
-          d = accumulate ? d + src[r * cols + c] : src[r * cols + c];
-        }
-      }
-    }
-  }
-}
 
 class SparseSpmmExecutable final : public Executable {
  public:
@@ -178,12 +156,12 @@ class SparseSpmmExecutable final : public Executable {
     // the scratch is not zeroed (every element is written).
     const std::unique_ptr<T[]> xt(new T[static_cast<size_t>(inner * batch)]);
     const std::unique_ptr<T[]> yt(new T[static_cast<size_t>(rows * batch)]);
-    transpose(b, batch, inner, xt.get(), args.threads);
+    transposeMatrix(b, batch, inner, xt.get(), args.threads);
     args.b = xt.get();
     args.c = yt.get();
     args.overwrite = true;
     runKernel(args);
-    transpose(yt.get(), rows, batch, out, args.threads, /*accumulate=*/!overwrite);
+    transposeMatrix(yt.get(), rows, batch, out, args.threads, /*accumulate=*/!overwrite);
     kernels::applyRowEpilogue(c.row, out, batch, rows, args.threads);
   }
 

@@ -207,6 +207,14 @@ TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
     cases.push_back({k, {}, "dense_linear"});
   for (const std::string& k : withEpilogues("C(i,j)", "A(i,k) * B(k,j)", "b(j)"))
     cases.push_back({k, {}, "dense_linear"});
+  // A transposed first factor or output: X transposed on each call, every epilogue.
+  for (const std::string& k : withEpilogues("C(i,j)", "A(k,i) * B(k,j)", "b(j)"))
+    cases.push_back({k, {}, "dense_linear"});
+  for (const std::string& k : withEpilogues("C(j,i)", "B(k,j) * A(i,k)", "b(i)"))
+    cases.push_back({k, {}, "dense_linear"});
+  cases.push_back({"C(j,i) += A(i,k) * B(k,j) + R(j,i)", {}, "dense_linear"});
+  cases.push_back({"C(i,j) = gelu(A(k,i) * B(j,k) + b(j))", {}, "dense_linear", DType::kF64});
+  cases.push_back({"C(i,j) = A(k,i) * B(k,j) + r(i)", {}, "generated"});
   // `+=` adds the product (after its epilogue) to the output.
   cases.push_back({"C(i,j) += A(i,k) * B(k,j)", csrA, "csr_spmm"});
   cases.push_back({"C(i,j) += relu(A(i,k) * B(k,j) + b(j))", csrA, "csr_spmm"});
