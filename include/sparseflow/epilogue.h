@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,10 @@ struct EpilogueOperands {
   double scale = 1;
   const void* residual = nullptr;
   bool residualAfterActivation = false;
+  /// The activation's result clamped to [clampLow, clampHigh] (NaN stays NaN; relu6 is
+  /// clamp(relu(x), 0, 6)), before a residual added after it; ±infinity: no bound.
+  double clampLow = -std::numeric_limits<double>::infinity();
+  double clampHigh = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace sparseflow

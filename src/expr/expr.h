@@ -22,7 +22,14 @@ struct SourceLocation {
   int column = 1;
 };
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+/// The arithmetic operators, and the element-wise `minimum(a, b)` and `maximum(a, b)` (NaN when
+/// either is NaN, as torch's); `clamp(x, lo, hi)` is read as `minimum(maximum(x, lo), hi)`.
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMin, kMax };
+
+/// Whether `op` is written as a call, `minimum(a, b)` / `maximum(a, b)`, not between its operands.
+inline bool isCallOp(BinaryOp op) {
+  return op == BinaryOp::kMin || op == BinaryOp::kMax;
+}
 
 /// Reductions: `sum(k, ...)` (also every implicit one) and `max(k, ...)`; and the row-wise
 /// `softmax(j, ...)` and `layernorm(j, ...)`, which normalize over an output index instead of

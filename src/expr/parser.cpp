@@ -28,6 +28,8 @@ class Parser {
   Parsed unary(int nesting);
   Parsed primary(int nesting);
   Parsed call(const Token& name, int nesting);
+  /// `minimum(a, b)`, `maximum(a, b)`, `clamp(x, lo, hi)` (= minimum(maximum(x, lo), hi)).
+  Parsed minMaxCall(const Token& name, int nesting);
   Parsed reduction(const Token& name, ReduceOp op, int nesting);
   std::vector<std::string> indices(const Token& name, bool output);
 
@@ -156,6 +158,8 @@ Parser::Parsed Parser::primary(int nesting) {
       if (first.text == "softmax") return reduction(first, ReduceOp::kSoftmax, nesting);
       if (first.text == "layernorm") return reduction(first, ReduceOp::kLayerNorm, nesting);
       if (unaryFnFromName(first.text)) return call(first, nesting);
+      if (first.text == "minimum" || first.text == "maximum" || first.text == "clamp")
+        return minMaxCall(first, nesting);
       advance();
       return {makeExpr(Access{name(first), indices(first, /*output=*/false)}, first.location), 1};
     }
@@ -174,6 +178,37 @@ Parser::Parsed Parser::call(const Token& fn, int nesting) {
   checkDepth(fn, argument.depth + 1);
   return {makeExpr(Unary{*unaryFnFromName(fn.text), std::move(argument.expr)}, fn.location),
           argument.depth + 1};
+}
+
+Parser::Parsed Parser::minMaxCall(const Token& fn, int nesting) {
+  enter(fn, nesting + 1);
+  advance();  // (
+  const bool clamp = fn.text == "clamp";
+  const size_t count = clamp ? 3 : 2;
+  std::vector<Parsed> args;
+  while (true) {
+    args.push_back(sum(nesting + 1));
+    if (args.size() == count || current_.kind != TokenKind::kComma) break;
+    advance();
+  }
+  if (args.size() != count || current_.kind != TokenKind::kRParen) {
+    expected(args.size() < count ? "',' and the " + std::to_string(count) + " arguments of '" +
+                                       name(fn) + (clamp ? "(x, low, high)'" : "(a, b)'")
+                                 : "')' after the arguments of '" + name(fn) + "'");
+  }
+  advance();
+  int depth = 0;
+  for (const Parsed& a : args) depth = std::max(depth, a.depth);
+  checkDepth(fn, depth + (clamp ? 2 : 1));
+  if (!clamp) {
+    const BinaryOp op = fn.text == "minimum" ? BinaryOp::kMin : BinaryOp::kMax;
+    return {makeExpr(Binary{op, std::move(args[0].expr), std::move(args[1].expr)}, fn.location),
+            depth + 1};
+  }
+  ExprPtr low = makeExpr(Binary{BinaryOp::kMax, std::move(args[0].expr), std::move(args[1].expr)},
+                         fn.location);
+  return {makeExpr(Binary{BinaryOp::kMin, std::move(low), std::move(args[2].expr)}, fn.location),
+          depth + 2};
 }
 
 Parser::Parsed Parser::reduction(const Token& op, ReduceOp kind, int nesting) {

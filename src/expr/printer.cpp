@@ -16,6 +16,7 @@ constexpr int kOperandLevel = 4;
 
 int level(const Expr& e) {
   if (const auto* b = std::get_if<Binary>(&e.node)) {
+    if (isCallOp(b->op)) return kOperandLevel;
     return (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub) ? kSumLevel : kProductLevel;
   }
   if (const auto* u = std::get_if<Unary>(&e.node)) {
@@ -33,6 +34,8 @@ const char* opText(BinaryOp op) {
     case BinaryOp::kSub: return " - ";
     case BinaryOp::kMul: return " * ";
     case BinaryOp::kDiv: return " / ";
+    case BinaryOp::kMin: return "minimum";
+    case BinaryOp::kMax: return "maximum";
   }
   return " ? ";
 }
@@ -84,6 +87,12 @@ void print(std::ostream& out, const Expr& e) {
       printPtr(out, u->operand);
       out << ')';
     }
+  } else if (const auto* b = std::get_if<Binary>(&e.node); b && isCallOp(b->op)) {
+    out << opText(b->op) << '(';
+    printPtr(out, b->lhs);
+    out << ", ";
+    printPtr(out, b->rhs);
+    out << ')';
   } else if (const auto* b = std::get_if<Binary>(&e.node)) {
     const int own = level(e);
     // Left-associative: the right operand needs parentheses at the same level.

@@ -44,7 +44,7 @@ std::optional<UnaryFn> unaryFnFromName(std::string_view name) {
 std::string knownFunctionNames() {
   std::string names;
   for (const Callable& c : kCallable) names += std::string(c.name) + ", ";
-  return names + "sum, max, softmax, layernorm";
+  return names + "minimum, maximum, clamp, sum, max, softmax, layernorm";
 }
 
 const char* reduceOpName(ReduceOp op) {

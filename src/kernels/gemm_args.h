@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "sparseflow/dtype.h"
 #include "sparseflow/epilogue.h"
@@ -33,8 +34,22 @@ struct GemmArgs {
   double scale = 1;
   const void* residual = nullptr;
   bool residualAfterActivation = false;
+  /// The activation's result clamped to [clampLow, clampHigh] (NaN stays NaN), before a residual
+  /// added after it; ±infinity: no bound.
+  double clampLow = -std::numeric_limits<double>::infinity();
+  double clampHigh = std::numeric_limits<double>::infinity();
 
-  bool extended() const { return scale != 1 || residual != nullptr; }
+  bool clamped() const {
+    return clampLow > -std::numeric_limits<double>::infinity() ||
+           clampHigh < std::numeric_limits<double>::infinity();
+  }
+  bool extended() const { return scale != 1 || residual != nullptr || clamped(); }
+  /// v clamped to the bounds, NaN kept.
+  template <typename T>
+  T clamp(T v) const {
+    if (v < static_cast<T>(clampLow)) v = static_cast<T>(clampLow);
+    return v > static_cast<T>(clampHigh) ? static_cast<T>(clampHigh) : v;
+  }
   /// R's element `at` (an index into y) as a double.
   double residualAt(int64_t at) const {
     return yType == DType::kF64 ? static_cast<const double*>(residual)[at]
@@ -45,7 +60,7 @@ struct GemmArgs {
   double epilogueF64(double acc, double bias, int64_t at) const {
     double v = acc * scale + bias;
     if (residual != nullptr && !residualAfterActivation) v += residualAt(at);
-    v = activationReference(activation, v);
+    v = clamp(activationReference(activation, v));
     return residual != nullptr && residualAfterActivation ? v + residualAt(at) : v;
   }
 };

@@ -138,6 +138,9 @@ inline void finishTile(const GemmArgs& args, int64_t outFeatures, Acc* tile, int
           row[i] = before ? v + r[at + i] : v;
         }
         applyEpilogue(args.activation, row, nullptr, count);
+        if (args.clamped()) {
+          for (int64_t i = 0; i < count; ++i) row[i] = args.clamp(row[i]);
+        }
         if (r != nullptr && args.residualAfterActivation) {
           for (int64_t i = 0; i < count; ++i) row[i] += r[at + i];
         }

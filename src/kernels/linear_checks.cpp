@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "support/check.h"
 
@@ -72,6 +73,10 @@ void addEpilogueOperands(GemmArgs& args, const EpilogueOperands& more, int64_t o
   args.scale = more.scale;
   args.residual = more.residual;
   args.residualAfterActivation = more.residualAfterActivation;
+  SF_USER_CHECK(!std::isnan(more.clampLow) && !std::isnan(more.clampHigh))
+      << "a clamp bound is NaN";
+  args.clampLow = more.clampLow;
+  args.clampHigh = more.clampHigh;
   if (more.residual == nullptr) return;
   SF_USER_CHECK(args.yType == DType::kF32 || args.yType == DType::kF64)
       << "a residual needs y in f32 or f64, not " << dtypeName(args.yType);

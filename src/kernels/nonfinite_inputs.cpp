@@ -113,6 +113,8 @@ void recomputeRows(const Tensor& weights, const std::vector<int64_t>& rows, cons
         if (before) v += r[b * out + o];
       }
       applyEpilogueF32(args.activation, acc.data(), nullptr, out);
+      for (int64_t o = 0; args.clamped() && o < out; ++o)
+        acc[static_cast<size_t>(o)] = args.clamp(acc[static_cast<size_t>(o)]);
       for (int64_t o = 0; r != nullptr && args.residualAfterActivation && o < out; ++o)
         acc[static_cast<size_t>(o)] += r[b * out + o];
     } else {

@@ -80,6 +80,8 @@ Expr NestBuilder::translate(const expr::Expr& e, bool inProduct) {
       case expr::BinaryOp::kSub: return ir::sub(l, r);
       case expr::BinaryOp::kMul: out = ir::mul(l, r); break;
       case expr::BinaryOp::kDiv: out = ir::div(l, r); break;
+      case expr::BinaryOp::kMin: return ir::binary(ir::BinaryOp::kMin, l, r);
+      case expr::BinaryOp::kMax: return ir::binary(ir::BinaryOp::kMax, l, r);
     }
     if (inProduct) return out;
     const Expr where = nonzeroCondition(e, [&](const expr::Access& a) {

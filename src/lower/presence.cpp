@@ -46,6 +46,8 @@ ir::Expr nonzeroCondition(const expr::Expr& body,
       case expr::BinaryOp::kDiv: return nonzeroCondition(*b->lhs, presence);
       case expr::BinaryOp::kAdd:
       case expr::BinaryOp::kSub:
+      case expr::BinaryOp::kMin:  // minimum(0, 0) = maximum(0, 0) = 0
+      case expr::BinaryOp::kMax:
         return orCondition(nonzeroCondition(*b->lhs, presence),
                            nonzeroCondition(*b->rhs, presence));
     }

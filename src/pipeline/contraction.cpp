@@ -2,6 +2,7 @@
 #include "pipeline/contraction.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -121,6 +122,54 @@ bool factors(const expr::ExprPtr& e, std::vector<expr::ExprPtr>& out, double& sc
   return true;
 }
 
+/// The value of a literal, or of a minus before one (`-0.5`); nullopt for anything else.
+std::optional<double> literalValue(const expr::ExprPtr& e) {
+  if (const auto* literal = std::get_if<expr::Literal>(&e->node)) return literal->value;
+  const auto* u = std::get_if<expr::Unary>(&e->node);
+  if (u == nullptr || u->fn != expr::UnaryFn::kNeg) return std::nullopt;
+  const auto inner = literalValue(u->operand);
+  return inner ? std::optional<double>(-*inner) : std::nullopt;
+}
+
+/// `e` as `op(inner, literal)` (either side), the literal not NaN; else false.
+bool boundOf(const expr::ExprPtr& e, expr::BinaryOp op, expr::ExprPtr* inner, double* bound) {
+  const auto* b = std::get_if<expr::Binary>(&e->node);
+  if (b == nullptr || b->op != op) return false;
+  for (const auto& [x, other] : {std::pair{b->lhs, b->rhs}, std::pair{b->rhs, b->lhs}}) {
+    const auto value = literalValue(other);
+    if (value && !std::isnan(*value)) {
+      *inner = x;
+      *bound = *value;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Whether `e` is an epilogue function a residual may follow: an activation or a clamp.
+bool isEpilogueFunction(const expr::ExprPtr& e) {
+  if (const auto* u = std::get_if<expr::Unary>(&e->node)) return activationOf(u->fn).has_value();
+  expr::ExprPtr inner;
+  double bound = 0;
+  return boundOf(e, expr::BinaryOp::kMin, &inner, &bound) ||
+         boundOf(e, expr::BinaryOp::kMax, &inner, &bound);
+}
+
+/// `e` with the clamp around it, as the kernel language writes it.
+std::string clampText(std::string e, const std::optional<double>& low,
+                      const std::optional<double>& high) {
+  auto number = [](double v) {
+    std::ostringstream text;
+    text.precision(17);
+    text << v;
+    return text.str();
+  };
+  if (low && high) return "clamp(" + e + ", " + number(*low) + ", " + number(*high) + ")";
+  if (low) return "maximum(" + e + ", " + number(*low) + ")";
+  if (high) return "minimum(" + e + ", " + number(*high) + ")";
+  return e;
+}
+
 std::string scaleText(double value, const std::string& param) {
   std::ostringstream text;
   text.precision(17);
@@ -154,6 +203,7 @@ std::string Contraction::epilogueFormula() const {
   if (bias) e += " + " + accessText(*bias);
   if (residual && !residualAfterActivation) e += " + " + accessText(*residual);
   if (activation != Activation::kNone) e = functionNameOf(activation) + "(" + e + ")";
+  e = clampText(e, clampLow, clampHigh);
   if (residual && residualAfterActivation) e += " + " + accessText(*residual);
   return e;
 }
@@ -164,6 +214,7 @@ std::string Contraction::toString() const {
   if (bias) product += " + " + accessText(*bias);
   if (residual && !residualAfterActivation) product += " + " + accessText(*residual);
   if (activation != Activation::kNone) product = functionNameOf(activation) + "(" + product + ")";
+  product = clampText(product, clampLow, clampHigh);
   if (residual && residualAfterActivation) product += " + " + accessText(*residual);
   if (row != kernels::RowEpilogue::kNone)
     product = std::string(kernels::rowEpilogueName(row)) + "(" + rowOver + ", " + product + ")";
@@ -213,13 +264,35 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
       add && add->op == expr::BinaryOp::kAdd) {
     for (const auto& [inner, other] :
          {std::pair{add->lhs, add->rhs}, std::pair{add->rhs, add->lhs}}) {
-      const auto* u = std::get_if<expr::Unary>(&inner->node);
-      if (u && activationOf(u->fn) && isResidual(other)) {
+      if (isEpilogueFunction(inner) && isResidual(other)) {
         const expr::Access* r = asAccess(other);
         c.residual = operand(r->tensor, r->indices);
         c.residualAfterActivation = true;
         e = inner;
         break;
+      }
+    }
+  }
+  // A clamp to literal bounds: minimum(maximum(x, lo), hi) (what clamp(x, lo, hi) reads as),
+  // maximum(minimum(x, hi), lo) where lo <= hi (the same then), or one bound alone.
+  {
+    expr::ExprPtr inner;
+    double bound = 0;
+    if (boundOf(e, expr::BinaryOp::kMin, &inner, &bound)) {
+      c.clampHigh = bound;
+      e = inner;
+      if (boundOf(e, expr::BinaryOp::kMax, &inner, &bound)) {
+        c.clampLow = bound;
+        e = inner;
+      }
+    } else if (boundOf(e, expr::BinaryOp::kMax, &inner, &bound)) {
+      c.clampLow = bound;
+      e = inner;
+      if (boundOf(e, expr::BinaryOp::kMin, &inner, &bound)) {
+        if (bound < *c.clampLow)
+          return decline("maximum(minimum(x, hi), lo) with lo > hi (clamp(x, lo, hi) is hi)");
+        c.clampHigh = bound;
+        e = inner;
       }
     }
   }

@@ -1,7 +1,8 @@
 // The canonical form providers inspect: a kernel recognized as one contraction of two factors over
 // one reduced index with an element-wise epilogue, `out(...) (+)= act(s · sum(k, F(...) * G(...))
 // + bias(...) [+ R(...)]) [+ R(...)]` (s a scalar parameter and/or a literal, R a residual with the
-// output's indices, added before or after the activation), optionally under a row epilogue over
+// output's indices, added before or after the activation, which may be clamped to literal
+// bounds), optionally under a row epilogue over
 // one output index (`softmax(j, ...)` or `layernorm(j, ...)`, or the same tree written out by hand
 // up to index names), however it is spelled (either factor first, the addends in any order, the
 // scale on either side, inside the sum or as a division, GEMV as a contraction with no batch index,
@@ -46,6 +47,9 @@ struct Contraction {
   std::optional<ContractionOperand> residual;
   bool residualAfterActivation = false;
   Activation activation = Activation::kNone;
+  /// Bounds the activation's result is clamped to (`clamp(act(...), lo, hi)`, `minimum(...,
+  /// hi)`, `maximum(..., lo)`, literal bounds; NaN stays NaN), before a residual added after it.
+  std::optional<double> clampLow, clampHigh;
   /// The row-wise epilogue over the whole element-wise one (softmax, layernorm), and the output
   /// index it normalizes over.
   kernels::RowEpilogue row = kernels::RowEpilogue::kNone;
@@ -62,8 +66,10 @@ struct Contraction {
   /// The element-wise epilogue as a formula of the product P: "relu(alpha * P + b(j)) + R(i,j)",
   /// "P" for none.
   std::string epilogueFormula() const;
-  /// Whether the epilogue has more than a bias and an activation (a scale or a residual).
-  bool extendedEpilogue() const { return scaled() || residual.has_value(); }
+  /// Whether the epilogue has more than a bias and an activation (a scale, a residual, a clamp).
+  bool extendedEpilogue() const {
+    return scaled() || residual.has_value() || clampLow.has_value() || clampHigh.has_value();
+  }
 };
 
 /// The contraction `kernel` is, or nullopt with `why` saying what did not fit.

@@ -62,6 +62,13 @@ class Evaluator {
         case expr::BinaryOp::kDiv:
           if (x.structural) return {0.0, true};
           return {x.value / y.value, false};
+        case expr::BinaryOp::kMin:
+        case expr::BinaryOp::kMax: {  // NaN when either is (torch.minimum / maximum)
+          const bool structural = x.structural && y.structural;
+          if (std::isnan(x.value) || std::isnan(y.value)) return {NAN, false};
+          const bool min = b->op == expr::BinaryOp::kMin;
+          return {min ? std::min(x.value, y.value) : std::max(x.value, y.value), structural};
+        }
       }
     }
     if (const auto* r = std::get_if<expr::Reduce>(&e.node)) {

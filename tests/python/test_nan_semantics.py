@@ -78,3 +78,28 @@ def test_compiled_max_and_relu_propagate_nan():
     relu = sf.compile("y(i) = relu(x(i))")
     got = relu(x=np.array([np.nan, -np.inf, np.inf, -1, 2], dtype=np.float32))
     np.testing.assert_array_equal(got, F.relu(torch.tensor([np.nan, -np.inf, np.inf, -1, 2])))
+
+
+@pytest.mark.parametrize("fmt, provider", [("csr", "csr_spmm"), ("dense", "dense_linear"),
+                                           ("bsr:2x2", "bsr_spmm")])
+def test_fused_clamp_keeps_nan_and_bounds_infinities_as_torch(rng, fmt, provider):
+    """relu6 (clamp of relu) fused into each provider's store: NaN stays NaN, ±inf are bounded,
+    as torch.clamp; the generated element-wise clamp and minimum/maximum agree with torch."""
+    a = rng.uniform(-1, 1, (12, 10)).astype(np.float32)
+    a[rng.uniform(size=a.shape) < 0.5] = 0
+    a[:, 3] = 1  # every row reads B's row 3
+    b = rng.uniform(-3, 3, (10, 16)).astype(np.float32)
+    b[3, 0], b[3, 1], b[3, 2] = np.nan, np.inf, -np.inf
+    kernel = sf.compile("C(i,j) = clamp(relu(A(i,k) * B(k,j)), 0, 6)", formats={"A": fmt})
+    assert kernel.provider == provider, kernel.describe()
+    got = kernel(A=a, B=b)
+    want = torch.clamp(F.relu(torch.from_numpy(a.astype(np.float64) @ b.astype(np.float64))),
+                       0, 6).numpy()
+    assert_same_specials(got, want, 1e-5)
+    assert np.isnan(got[:, 0]).all() and (got[:, 1] == 6).all()
+    x = np.array([np.nan, -np.inf, np.inf, -2, 0.5, 7], dtype=np.float32)
+    clamp = sf.compile("y(i) = clamp(x(i), -1, 1) + minimum(x(i), 0) * maximum(x(i), 3)")
+    tx = torch.from_numpy(x)
+    want = torch.clamp(tx, -1, 1) + torch.minimum(tx, torch.tensor(0.0)) * torch.maximum(
+        tx, torch.tensor(3.0))
+    np.testing.assert_array_equal(clamp(x=x), want.numpy())

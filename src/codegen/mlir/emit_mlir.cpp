@@ -457,6 +457,9 @@ class Emitter {
         case expr::BinaryOp::kSub: return op2("arith.subf", x, y, out);
         case expr::BinaryOp::kMul: return op2("arith.mulf", x, y, out);
         case expr::BinaryOp::kDiv: return op2("arith.divf", x, y, out);
+        // NaN when either is NaN, as the kernel language's minimum and maximum.
+        case expr::BinaryOp::kMin: return op2("arith.minf", x, y, out);
+        case expr::BinaryOp::kMax: return op2("arith.maxf", x, y, out);
       }
     }
     if (const auto* r = std::get_if<expr::Reduce>(&e.node)) {

@@ -140,6 +140,8 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
     const bool before = r != nullptr && !a.residualAfterActivation;
     const bool after = r != nullptr && a.residualAfterActivation;
     const auto scale = hn::Set(d, a.scale);
+    const bool clamp = clamped(a);
+    const auto low = hn::Set(d, a.clampLow), high = hn::Set(d, a.clampHigh);
     for (int v = 0; v < V; ++v) {
       auto x = acc[v];
       if (scaled) x = hn::Mul(x, scale);
@@ -149,6 +151,10 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
       }
       if (before) x = hn::Add(x, hn::LoadU(d, r + v * lanes));
       if (relu) x = hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
+      if (clamp) {  // compares, not Min/Max: NaN stays NaN on every target
+        x = hn::IfThenElse(hn::Lt(x, low), low, x);
+        x = hn::IfThenElse(hn::Lt(high, x), high, x);
+      }
       if (after) x = hn::Add(x, hn::LoadU(d, r + v * lanes));
       hn::StoreU(x, d, out + v * lanes);
     }
@@ -158,6 +164,7 @@ HWY_INLINE void panelRow(const CsrSpmmArgsT<T>& a, InfinityValues inf, int64_t i
       if (lateBias) x += a.biasPerRow ? a.bias[i] : a.bias[j0 + j];
       if (before) x += r[j];
       if (relu && x < T(0)) x = T(0);
+      if (clamp) x = clampValue(x, a.clampLow, a.clampHigh);
       out[j] = after ? x + r[j] : x;
     }
     return;

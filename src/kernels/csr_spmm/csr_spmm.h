@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "kernels/row_epilogue.h"
 #include "sparseflow/epilogue.h"
@@ -37,6 +38,10 @@ struct CsrSpmmArgsT {
   T scale = 1;
   const T* residual = nullptr;
   bool residualAfterActivation = false;
+  /// The activation's result clamped to [clampLow, clampHigh] (NaN stays NaN), before a
+  /// residual added after it; ±infinity: no bound.
+  T clampLow = -std::numeric_limits<T>::infinity();
+  T clampHigh = std::numeric_limits<T>::infinity();
   /// Then a softmax or layer normalization over each row of C (all `cols` of it), applied when
   /// the row's last panel is stored, while it is in cache. Needs `overwrite` (C = softmax(...)).
   RowEpilogue row = RowEpilogue::kNone;

@@ -10,6 +10,7 @@
 #endif
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "hwy/highway.h"
@@ -19,10 +20,24 @@
 HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
 
-/// Whether the epilogue has a scale or a residual (beyond the bias and the activation).
+/// Whether the activation's result is clamped.
+template <typename T>
+HWY_INLINE bool clamped(const CsrSpmmArgsT<T>& a) {
+  return a.clampLow > -std::numeric_limits<T>::infinity() ||
+         a.clampHigh < std::numeric_limits<T>::infinity();
+}
+
+/// x clamped to [lo, hi], NaN kept (the comparisons are false for it).
+template <typename T>
+HWY_INLINE T clampValue(T x, T lo, T hi) {
+  if (x < lo) x = lo;
+  return x > hi ? hi : x;
+}
+
+/// Whether the epilogue has a scale, a residual or a clamp (beyond the bias and the activation).
 template <typename T>
 HWY_INLINE bool extendedEpilogue(const CsrSpmmArgsT<T>& a) {
-  return a.scale != T(1) || a.residual != nullptr;
+  return a.scale != T(1) || a.residual != nullptr || clamped(a);
 }
 
 /// Whether there is an epilogue at all.
@@ -46,7 +61,7 @@ HWY_INLINE void epilogueValues(const CsrSpmmArgsT<T>& a, InfinityValues inf, T* 
       if (biasOne != nullptr) x += *biasOne;
       if (biasEach != nullptr) x += biasEach[t];
       if (before) x += residual[t];
-      x = activationReference(a.activation, x);
+      x = clampValue<double>(activationReference(a.activation, x), a.clampLow, a.clampHigh);
       values[t] = after ? x + residual[t] : x;
     }
   } else if (a.scale == 1.0f && !before) {
@@ -55,6 +70,8 @@ HWY_INLINE void epilogueValues(const CsrSpmmArgsT<T>& a, InfinityValues inf, T* 
       for (int64_t t = 0; t < count; ++t) values[t] += b;
     }
     applyEpilogueWith(a.activation, values, biasEach, count, inf);
+    for (int64_t t = 0; clamped(a) && t < count; ++t)
+      values[t] = clampValue(values[t], a.clampLow, a.clampHigh);
     for (int64_t t = 0; after && t < count; ++t) values[t] += residual[t];
   } else {
     const float scale = a.scale, b = biasOne != nullptr ? *biasOne : 0.0f;
@@ -64,6 +81,8 @@ HWY_INLINE void epilogueValues(const CsrSpmmArgsT<T>& a, InfinityValues inf, T* 
       values[t] = before ? x + residual[t] : x;
     }
     applyEpilogueWith(a.activation, values, nullptr, count, inf);
+    for (int64_t t = 0; clamped(a) && t < count; ++t)
+      values[t] = clampValue(values[t], a.clampLow, a.clampHigh);
     for (int64_t t = 0; after && t < count; ++t) values[t] += residual[t];
   }
 }

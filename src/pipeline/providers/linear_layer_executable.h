@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -150,6 +151,8 @@ class LinearLayerExecutable final : public Executable {
     more.scale = bound.scale;
     more.residual = binding_.residualValues(bound, output, residualCopy);
     more.residualAfterActivation = c.residualAfterActivation;
+    more.clampLow = c.clampLow.value_or(-std::numeric_limits<double>::infinity());
+    more.clampHigh = c.clampHigh.value_or(std::numeric_limits<double>::infinity());
     auto* y = static_cast<T*>(output.mutableValues().data());
     if (overwrite) {
       layer.forward(x, plan_.dtype, batch, y, more);

@@ -115,6 +115,8 @@ class SparseSpmmExecutable final : public Executable {
     Buffer residualCopy;
     args.residual = static_cast<const T*>(binding_.residualValues(bound, output, residualCopy));
     args.residualAfterActivation = c.residualAfterActivation;
+    if (c.clampLow) args.clampLow = static_cast<T>(*c.clampLow);
+    if (c.clampHigh) args.clampHigh = static_cast<T>(*c.clampHigh);
     if (!plan_.linear) args.row = c.row;  // never with += (contraction.cpp)
     const auto* b = static_cast<const T*>(bound[plan_.dense].values().data());
     auto* out = static_cast<T*>(output.mutableValues().data());

@@ -26,6 +26,10 @@ inline std::vector<MlirCase> mlirCases() {
        "y(i) = A(i,j) * x(j)",
        {{"A", {{8, 16}, f32}}, {"x", {{16}, f32}}},
        {{"A", "csr"}}},
+      {"spmm_relu6_residual",  // minimum and maximum (clamp) as arith.minf / arith.maxf
+       "C(i,j) = clamp(relu(A(i,k) * B(k,j)), 0, 6) + R(i,j)",
+       {{"A", {{8, 16}, f32}}, {"B", {{16, 4}, f32}}, {"R", {{8, 4}, f32}}},
+       {{"A", "csr"}}},
       {"spmm_csc",
        "C(i,j) = A(i,k) * B(k,j)",
        {{"A", {{8, 16}, f32}}, {"B", {{16, 4}, f32}}},

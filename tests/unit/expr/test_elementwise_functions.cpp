@@ -70,8 +70,8 @@ TEST(ElementwiseFunctions, FormulasGiveTorchsFloat64Values) {
 
 TEST(ElementwiseFunctions, EveryStageNamesThemFromTheOneList) {
   EXPECT_EQ(expr::knownFunctionNames(),
-            "abs, sqrt, exp, log, relu, silu, gelu, gelu_tanh, sigmoid, tanh, sum, max, softmax, "
-            "layernorm");
+            "abs, sqrt, exp, log, relu, silu, gelu, gelu_tanh, sigmoid, tanh, minimum, maximum, "
+            "clamp, sum, max, softmax, layernorm");
   EXPECT_FALSE(expr::unaryFnFromName("-").has_value());
   EXPECT_FALSE(expr::unaryFnFromName("softmax").has_value());
   // The IR's enumerators follow the parser's, one per line, so lowering maps them by name.

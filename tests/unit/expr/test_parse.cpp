@@ -41,6 +41,7 @@ TEST(Parse, KernelsPrintBackAsWritten) {
            "s() = A(i,j) * A(i,j)",
            "y(i) = gelu_tanh(x(i)) + gelu(x(i)) * silu(x(i)) - sigmoid(tanh(x(i)))",
            "y(i) = sqrt(exp(log(x(i))))",
+           "y(i) = minimum(maximum(x(i), 0), 6) + 2 * maximum(x(i), -alpha)",
        }) {
     const Statement s = parse(kernel);
     EXPECT_EQ(toString(s), kernel);
@@ -129,6 +130,17 @@ TEST(Parse, NamesAndCalls) {
   EXPECT_EQ(toString(parse("out_1(i_0,J) = _t(i_0, J)")), "out_1(i_0,J) = _t(i_0,J)");
 }
 
+TEST(Parse, ClampIsMinimumOfMaximum) {
+  // clamp(x, lo, hi) reads as minimum(maximum(x, lo), hi) and prints so; the bounds may be any
+  // expression.
+  const Statement s = parse("y(i) = clamp(A(i,j) * x(j), -1, beta + 1)");
+  EXPECT_EQ(toString(s), "y(i) = minimum(maximum(A(i,j) * x(j), -1), beta + 1)");
+  const auto& outer = std::get<Binary>(s.rhs->node);
+  EXPECT_EQ(outer.op, BinaryOp::kMin);
+  EXPECT_EQ(std::get<Binary>(outer.lhs->node).op, BinaryOp::kMax);
+  EXPECT_TRUE(sameStatement(parse(toString(s)), s));
+}
+
 TEST(Parse, MultiLineTextKeepsLinesAndColumns) {
   const Statement s = parse("C(i,j) =\n  A(i,k)\r\n\t* B(k,j)\n");
   EXPECT_EQ(toString(s), "C(i,j) = A(i,k) * B(k,j)");
@@ -173,7 +185,11 @@ TEST(Parse, ErrorsPointAtTheLineAndColumn) {
        "written 'y()'), found '='"},
       {"y(i) = softplus(x(i))",
        "line 1, column 8: unknown function 'softplus' (known: abs, sqrt, exp, log, relu, silu, "
-       "gelu, gelu_tanh, sigmoid, tanh, sum, max, softmax, layernorm)"},
+       "gelu, gelu_tanh, sigmoid, tanh, minimum, maximum, clamp, sum, max, softmax, layernorm)"},
+      {"y(i) = clamp(x(i), 0)",
+       "line 1, column 21: expected ',' and the 3 arguments of 'clamp(x, low, high)', found ')'"},
+      {"y(i) = minimum(x(i), 1, 2)",
+       "line 1, column 23: expected ')' after the arguments of 'minimum', found ','"},
       {"y(i) = softmax(x(i))",  // softmax names the index it normalizes over first
        "line 1, column 17: expected ',' after the index of 'softmax(x, ...)', found '('"},
       {"y(i) = softmax(2, x(i))",
@@ -303,7 +319,7 @@ class RandomTrees {
         return makeExpr(Unary{fn, expr(depth - 1 - static_cast<int>(pick(2)))});
       }
       case 4: {
-        const auto op = static_cast<BinaryOp>(pick(4));
+        const auto op = static_cast<BinaryOp>(pick(6));  // minimum and maximum too
         ExprPtr lhs = expr(depth - 1 - static_cast<int>(pick(2)));
         return makeExpr(Binary{op, std::move(lhs), expr(depth - 1 - static_cast<int>(pick(2)))});
       }

@@ -253,11 +253,12 @@ TEST(Providers, EverySpellingReachesItsProviderOnEveryTarget) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-TEST(Providers, ScaleAndResidualFuseIntoEveryProviderOnEveryTarget) {
+TEST(Providers, ScaleResidualAndClampFuseIntoEveryProviderOnEveryTarget) {
   // The rest of the element-wise epilogue: a scale (a parameter or a literal, around the sum,
-  // inside it, as a division or a minus) and a residual indexed as the output, added before the
-  // activation or after it, in the SpMM and the linear layouts, GEMV and SpMV, `+=`, f64, under a
-  // row softmax; each provider fuses them into its store, against float64.
+  // inside it, as a division or a minus), a residual indexed as the output, added before the
+  // activation or after it, and a clamp of the activation's result (clamp, minimum, maximum, either
+  // nesting), in the SpMM and the linear layouts, GEMV and SpMV, `+=`, f64, under a row softmax;
+  // each provider fuses them into its store, against float64.
   const uint32_t seed = freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(seed);
@@ -299,6 +300,21 @@ TEST(Providers, ScaleAndResidualFuseIntoEveryProviderOnEveryTarget) {
       {"C(i,j) = sigmoid(A(i,k) * B(k,j) + b(j)) + R(i,j)", {}, "dense_linear"},
       {"y(o) = alpha * x(i) * W(o,i) + r(o)", {}, "dense_linear", DType::kF32, alpha},
       {"Y(n,o) = relu(X(n,i) * W(o,i) + b(o) + R(n,o))", {}, "dense_linear", DType::kF64},
+      {"C(i,j) = clamp(A(i,k) * B(k,j) + b(j), -0.5, 0.5)", csrA, "csr_spmm"},
+      {"C(i,j) = minimum(relu(A(i,k) * B(k,j)), 0.25) + R(i,j)", csrA, "csr_spmm"},
+      {"C(i,j) = maximum(gelu(A(i,k) * B(k,j)), -0.1)", csrA, "csr_spmm", DType::kF64},
+      {"C(i,j) += clamp(silu(A(i,k) * B(k,j)), -0.2, 0.3)", csrA, "csr_spmm"},
+      {"y(i) = clamp(A(i,j) * x(j), -1, 1)", csrA, "csr_spmm"},
+      {"Y(n,o) = clamp(X(n,i) * W(o,i) + b(o), 0, 0.5)", csrW, "csr_spmm"},
+      {"C(i,j) = clamp(tanh(A(i,k) * B(k,j)), -0.5, 0.5) + R(i,j)", bsrA, "bsr_spmm"},
+      {"Y(n,o) = clamp(relu(W(o,i) * X(n,i) + b(o)), 0, 0.75)", nmW, "nm_linear"},
+      {"y(o) = minimum(W(o,i) * x(i), 0.5)", nmW, "nm_linear", DType::kF64},
+      {"Y(n,o) = maximum(minimum(X(n,i) * W(o,i), 0.5), -0.5)", {}, "dense_linear"},
+      {"C(i,j) = clamp(sigmoid(A(i,k) * B(k,j)), 0.3, 0.7)", {}, "dense_linear", DType::kF64},
+      {"C(i,j) = softmax(j, clamp(A(i,k) * B(k,j), -1, 1))", csrA, "csr_spmm"},
+      // Not fused: maximum(minimum(x, hi), lo) with lo > hi, a bound that is a parameter.
+      {"C(i,j) = maximum(minimum(A(i,k) * B(k,j), -1), 1)", csrA, "generated"},
+      {"C(i,j) = clamp(A(i,k) * B(k,j), alpha, 1)", csrA, "generated", DType::kF32, alpha},
       // Not fused: a transposed residual, two parameters, a scale that is a tensor.
       {"C(i,j) = A(i,k) * B(k,j) + R(j,i)", csrA, "generated"},
       {"C(i,j) = alpha * beta * A(i,k) * B(k,j)",
