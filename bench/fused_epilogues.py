@@ -1,7 +1,7 @@
 """The element-wise epilogue fused into the provider's store, through the CLI a user runs: each
-spelling of a scale and a residual around an SpMM (and a linear layer with a csr weight) against
+spelling of a scale, a residual and a clamp (relu6) around an SpMM (and a linear layer with a csr weight) against
 the plain product in the same run, and against the same kernel as generated code (what ran before
-the providers took a scale or a residual: two nests and a dense temporary).
+the providers took a scale, a residual or a clamp: two nests and a dense temporary).
 
 `sparseflow run KERNEL --in ... --format A=csr --repeat N` medians per call (kernel only),
 rounds interleaved; R, B and b random (np.float32), A the matrices below (held out of every
@@ -36,12 +36,14 @@ SPMM = [
     ("relu(scale + bias + residual)",
      "C(i,j) = relu(alpha * A(i,k) * B(k,j) + b(j) + R(i,j))", {"alpha": 0.125}),
     ("relu(bias) + residual", "C(i,j) = relu(A(i,k) * B(k,j) + b(j)) + R(i,j)", {}),
+    ("relu6(bias)", "C(i,j) = clamp(relu(A(i,k) * B(k,j) + b(j)), 0, 6)", {}),
 ]
 LINEAR = [
     ("plain", "Y(n,o) = X(n,i) * W(o,i)", {}),
     ("bias + residual", "Y(n,o) = X(n,i) * W(o,i) + b(o) + R(n,o)", {}),
     ("gelu(scale + bias) + residual",
      "Y(n,o) = gelu(alpha * X(n,i) * W(o,i) + b(o)) + R(n,o)", {"alpha": 0.5}),
+    ("relu6(bias)", "Y(n,o) = clamp(relu(X(n,i) * W(o,i) + b(o)), 0, 6)", {}),
 ]
 
 

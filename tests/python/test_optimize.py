@@ -373,6 +373,43 @@ def test_graph_challenge_dnn_categories():
     assert report.max_relative_error <= 1e-4
 
 
+class _ClampedLayers(nn.Module):
+    """relu6 after a linear layer, a two-sided clamp after another (no activation), and a relu
+    clipped above after a 2:4 one: the clips go into the layers' kernels (their providers fuse
+    the clamp into the store)."""
+
+    def __init__(self, rng):
+        super().__init__()
+        self.a = nn.Linear(64, 48)
+        self.b = nn.Linear(48, 40)
+        self.c = nn.Linear(40, 32)
+        with torch.no_grad():
+            for layer in (self.a, self.b):
+                layer.weight.mul_(torch.rand(layer.weight.shape, generator=rng) < 0.3)
+                layer.weight.mul_(4)
+            self.c.weight.copy_(_prune_24(self.c.weight) * 4)
+
+    def forward(self, x):
+        y = torch.clamp(torch.relu(self.a(x)), 0, 6)
+        y = torch.clamp(self.b(y), min=-0.5, max=0.75)
+        return torch.clamp(torch.relu(self.c(y)), max=0.25)
+
+
+def test_clips_after_layers_run_in_their_kernels_and_bite(seed):
+    rng = torch.Generator().manual_seed(seed)
+    model = _ClampedLayers(rng).eval()
+    x = torch.randn(24, 64, generator=rng) * 3
+    with torch.no_grad():
+        want = model(x)
+        pre = torch.relu(model.c(torch.clamp(model.b(torch.clamp(torch.relu(model.a(x)), 0, 6)),
+                                             min=-0.5, max=0.75)))
+    assert (pre > 0.25).any() and (want == 0.25).any()  # the last clip bites
+    opt, report = sf.optimize(model, x, measure=False, timing_runs=1)
+    assert "minimum" in str(report), str(report)
+    got = opt(x)
+    assert _close(got, want, 1e-4), float((got - want).abs().max())
+
+
 def _minilm_or_skip():
     try:
         return sf.load_minilm()

@@ -81,7 +81,7 @@ Tensor csrOf(const float* x, int64_t rows, int64_t in, const std::vector<int64_t
                 std::move(values));
 }
 
-void clip(const ExecStep& step, DenseValue<float>& result);
+void clip(const ExecStep& step, DenseValue<float>& result, bool afterPair = false);
 
 /// Whether x [rows, in] may have zero rows or few nonzeros, from a sample of about 64 rows: the
 /// full count (a pass over x) is made only then. Dense activations (after a GELU) skip it; a
@@ -119,7 +119,7 @@ void runKernel(const ExecStep& step, const float* x, int64_t rows, float* y) {
 /// work following X's nonzeros; else, when at least a quarter of the rows are zero, the weight's
 /// kernel runs on the nonzero rows only and every zero row gets the kernel's value of a zero row
 /// (its epilogue of the bias), computed once; else on all rows. The clip fused into the step
-/// (minimum and maximum by constants) is applied to the result in place.
+/// (minimum and maximum by constants) is in its kernels, or else applied to the result in place.
 void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
                    const std::vector<int64_t>& shape, DenseValue<float>& result, BufferPool& pool) {
   result.shape = shape;
@@ -176,8 +176,8 @@ void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
 }
 
 /// The clip fused into a kernel step (minimum and maximum by constants), in place.
-void clip(const ExecStep& step, DenseValue<float>& result) {
-  if (step.clipLow || step.clipHigh) {
+void clip(const ExecStep& step, DenseValue<float>& result, bool afterPair) {
+  if ((step.clipLow || step.clipHigh) && (afterPair || !step.clipInKernel)) {
     const float lo = step.clipLow.value_or(-HUGE_VALF), hi = step.clipHigh.value_or(HUGE_VALF);
     const int64_t n = step.rows * step.out;
     float* y = result.data.data();
@@ -306,7 +306,7 @@ void runPairStep(const ExecStep& step, const DenseValue<float>& x,
     b.overwrite = true;
     kernels::csrLinearPair(a, b);
   }
-  clip(step, result);
+  clip(step, result, /*afterPair=*/true);  // the pair kernels do not clamp
 }
 
 }  // namespace

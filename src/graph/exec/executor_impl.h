@@ -45,8 +45,10 @@ struct ExecStep {
   Kernel sparseInputKernel;
   Tensor weightT;
   bool hasSparseInputPath = false;
-  // A clip after the activation (minimum / maximum by a one-element constant), applied in place.
+  // A clip after the activation (minimum / maximum by a one-element constant): in the kernels'
+  // text (`clipInKernel`: the providers fuse it into their store), else applied in place.
   std::optional<float> clipLow, clipHigh;
+  bool clipInKernel = false;
   Activation activation = Activation::kNone;  ///< kernel steps: the activation fused into it
   // Two csr or two 2:4 layers in a row (an MLP block, the first not a relu): the first step's
   // work is done by the second (`runByLaterStep`), which holds the first (`pairFirst`) and runs

@@ -115,10 +115,25 @@ std::optional<LinearChain> findChain(const Model& m, ValueId v,
   return c;
 }
 
+/// Whether the chain's clip goes into its kernel (a clamp the providers fuse): finite bounds.
+bool clipInKernel(const LinearChain& c) {
+  return (!c.clipLow || std::isfinite(*c.clipLow)) && (!c.clipHigh || std::isfinite(*c.clipHigh));
+}
+
 std::string kernelText(const LinearChain& c) {
   std::string e = "sum(k, X(n,k) * W(o,k))";
   if (c.bias) e += " + b(o)";
   if (c.activation) e = std::string(c.activation) + "(" + e + ")";
+  if (clipInKernel(c) && (c.clipLow || c.clipHigh)) {
+    auto bound = [](float v) {  // the float's shortest exact text, as a literal
+      std::ostringstream text;
+      text.precision(9);
+      text << v;
+      return text.str();
+    };
+    if (c.clipLow) e = "maximum(" + e + ", " + bound(*c.clipLow) + ")";
+    if (c.clipHigh) e = "minimum(" + e + ", " + bound(*c.clipHigh) + ")";
+  }
   return "Y(n,o) = " + e;
 }
 
@@ -185,6 +200,7 @@ ExecStep kernelStep(const Model& m, const LinearChain& c, const std::string& for
   step.x = c.x;
   step.clipLow = c.clipLow;
   step.clipHigh = c.clipHigh;
+  step.clipInKernel = clipInKernel(c);
   step.out = c.weight.shape()[0];
   step.in = c.weight.shape()[1];
   const int64_t elements = numElements(g.node(c.x).type.shape);
