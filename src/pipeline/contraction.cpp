@@ -99,8 +99,16 @@ bool factors(const expr::ExprPtr& e, std::vector<expr::ExprPtr>& out, double& sc
       return factors(b->lhs, out, scale, param) && factors(b->rhs, out, scale, param);
     if (b->op == expr::BinaryOp::kDiv) {
       const auto* literal = std::get_if<expr::Literal>(&b->rhs->node);
+      // Folded as a reciprocal only where that is exact (a power of two), so the product's
+      // rounding is the division's; other divisors stay generated code's.
       if (literal == nullptr || literal->value == 0) return false;
-      scale /= literal->value;
+      int exponent = 0;
+      if (std::frexp(literal->value, &exponent) != 0.5 &&
+          std::frexp(literal->value, &exponent) != -0.5)
+        return false;
+      const double reciprocal = 1 / literal->value;
+      if (!std::isfinite(reciprocal) || !std::isfinite(scale * reciprocal)) return false;
+      scale *= reciprocal;
       return factors(b->lhs, out, scale, param);
     }
     return false;
@@ -349,6 +357,7 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
   }
   if (f == nullptr || g == nullptr)
     return decline("the summed expression is not a product of two tensors");
+  if (!std::isfinite(c.scaleValue)) return decline("the product's literal scale is not finite");
   if (f->tensor == g->tensor) return decline("both factors are '" + f->tensor + "'");
   c.reduced = r->index;
   c.lhs = operand(f->tensor, f->indices);

@@ -632,3 +632,28 @@ def test_comparisons_and_masks_computed_at_run_time_match_torch(seed):
     y[0, 5, 0] = 0
     with torch.no_grad():
         assert _close(opt(y), model(y), tol=1e-5)
+
+
+class _ClipOrders(nn.Module):
+    """Two clips above (the tighter wins), and a maximum after a minimum with lo > hi (the
+    maximum's bound everywhere, as torch), after linear layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(32, 24)
+        self.b = nn.Linear(24, 16)
+
+    def forward(self, x):
+        y = torch.clamp(torch.clamp(self.a(x), max=3.0), max=0.25)
+        return torch.clamp(torch.clamp(self.b(y), max=-0.5), min=0.5)
+
+
+def test_clip_chains_keep_their_order_and_tightest_bounds(seed):
+    torch.manual_seed(seed)
+    model = _ClipOrders().eval()
+    x = torch.randn(20, 32) * 3
+    with torch.no_grad():
+        want = model(x)
+    opt, _ = sf.optimize(model, x, measure=False, timing_runs=1)
+    assert torch.equal(want, torch.full_like(want, 0.5))
+    assert _close(opt(x), want, 1e-5)

@@ -108,7 +108,17 @@ std::optional<LinearChain> findChain(const Model& m, ValueId v,
     }
     const double bound = toDense(m.params.at(g.node(other).name))[0];
     if (std::isnan(bound)) break;
-    (clip.op == OpKind::kMinimum ? c.clipHigh : c.clipLow) = static_cast<float>(bound);
+    const auto b = static_cast<float>(bound);
+    if (clip.op == OpKind::kMinimum) {
+      // Applied as maximum first, then minimum: a minimum after a maximum, or a second minimum
+      // (the tighter bound wins).
+      c.clipHigh = c.clipHigh ? std::min(*c.clipHigh, b) : b;
+    } else {
+      // A maximum after a minimum is the same clamp only where lo <= hi; a second maximum: the
+      // tighter bound wins.
+      if (c.clipHigh && b > *c.clipHigh) break;
+      c.clipLow = c.clipLow ? std::max(*c.clipLow, b) : b;
+    }
     c.nodes.push_back(*u);
     at = *u;
   }

@@ -245,6 +245,11 @@ namespace {
 
 template <typename T>
 void checkPair(const CsrSpmmArgsT<T>& first, const CsrSpmmArgsT<T>& second) {
+  SF_ICHECK(first.clampLow == -std::numeric_limits<T>::infinity() &&
+            first.clampHigh == std::numeric_limits<T>::infinity() &&
+            second.clampLow == -std::numeric_limits<T>::infinity() &&
+            second.clampHigh == std::numeric_limits<T>::infinity())
+      << "csrLinearPair: a layer of the pair has a clamp";
   SF_ICHECK(first.scale == 1 && second.scale == 1 && first.residual == nullptr &&
             second.residual == nullptr)
       << "csrLinearPair: a layer of the pair has a scale or a residual";

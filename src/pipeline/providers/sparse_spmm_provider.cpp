@@ -46,10 +46,9 @@ class SparseSpmmProvider final : public Provider {
     if (auto l = asLinear(c, &whyLinear)) {
       if (auto why = accepts(c, *l->w, *l->x, dtype, plan)) {
         whyLinear = *why;
-      } else if (blocked_ && c.extendedEpilogue()) {
+      } else if (blocked_ && c.residual) {
         // The BSR layer runs as (W · Xᵀ)ᵀ in transposed scratch, where R is not laid out.
-        whyLinear =
-            "a scale or a residual of the linear layout (csr_spmm and generated code take it)";
+        whyLinear = "a residual of the linear layout (csr_spmm and generated code take it)";
       } else {
         plan.sparse = l->w->name;
         plan.dense = l->x->name;

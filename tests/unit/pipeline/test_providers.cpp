@@ -289,6 +289,9 @@ TEST(Providers, ScaleResidualAndClampFuseIntoEveryProviderOnEveryTarget) {
       {"C(i,j) = alpha * A(i,k) * B(k,j) + b(j) + R(i,j)", bsrA, "bsr_spmm", DType::kF64, alpha},
       {"C(i,j) += relu(A(i,k) * B(k,j)) + R(i,j)", bsrA, "bsr_spmm"},
       {"Y(n,o) = X(n,i) * W(o,i) + R(n,o)", bsrW, "generated"},
+      {"Y(n,o) = clamp(alpha * X(n,i) * W(o,i) + b(o), -0.5, 0.5)", bsrW, "bsr_spmm", DType::kF32,
+       alpha},
+      {"C(i,j) = A(i,k) * B(k,j) / 3", csrA, "generated"},  // not a power of two: no reciprocal
       {"Y(n,o) = alpha * W(o,i) * X(n,i) + b(o) + R(n,o)", nmW, "nm_linear", DType::kF32, alpha},
       {"y(o) = gelu(W(o,i) * x(i)) + r(o)", nmW, "nm_linear"},
       {"Y(b,t,o) = relu(X(b,t,i) * W(o,i) + c(o) + R(b,t,o))", nmW, "nm_linear"},
