@@ -175,15 +175,23 @@ output %4
 // Two csr layers in a row (an MLP block, GELU between) run as one csrLinearPair step, two 2:4
 // layers as one runNMGemmPair step, the first step empty; the same as float64 on dense inputs and
 // on inputs with zero rows (the pair then runs its two steps one after the other). After a relu
-// they stay two steps.
+// they stay two steps. A clip after the second layer (minimum and maximum by one-element
+// constants) is clamped inside the pair kernel.
 TEST(GraphExecutor, MlpBlockRunsAsOnePair) {
   const uint64_t seed = freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   std::bernoulli_distribution keep(0.15);
+  const std::string clipText = R"(%8 = param "hi" : f32[1]
+%9 = minimum(%7, %8)
+%10 = param "lo" : f32[1]
+%11 = maximum(%9, %10)
+output %11
+)";
   for (const char* format : {"csr", "2:4"}) {
-    for (const char* act : {"gelu", "relu"}) {
-      SCOPED_TRACE(std::string(format) + " " + act);
+    for (const auto& [act, clipped] :
+         {std::pair{"gelu", false}, std::pair{"relu", false}, std::pair{"gelu", true}}) {
+      SCOPED_TRACE(std::string(format) + " " + act + (clipped ? " clipped" : ""));
       Model m;
       m.graph = parseGraph(std::string(R"(%0 = input "x" : f32[3, 100, 48]
 %1 = param "fc1.weight" : f32[96, 48]
@@ -193,8 +201,11 @@ TEST(GraphExecutor, MlpBlockRunsAsOnePair) {
 %5 = param "fc2.weight" : f32[40, 96]
 %6 = param "fc2.bias" : f32[40]
 %7 = linear(%4, %5, %6)
-output %7
-)");
+)" + (clipped ? clipText : "output %7\n"));
+      if (clipped) {
+        m.params["hi"] = f32Tensor({1}, {0.5});
+        m.params["lo"] = f32Tensor({1}, {-0.25});
+      }
       for (const char* w : {"fc1.weight", "fc2.weight"}) {
         const auto& shape = m.graph.node(w == std::string("fc1.weight") ? 1 : 5).type.shape;
         std::vector<double> v = randomValues(shape[0] * shape[1], rng);
@@ -217,12 +228,19 @@ output %7
       const bool paired = std::string(act) == "gelu";
       EXPECT_EQ(steps[0].provider == pairName, paired) << e.describe();
       EXPECT_EQ(steps[1].provider == pairName, paired) << e.describe();
+      if (clipped) {
+        EXPECT_NE(steps[1].what.find("maximum"), std::string::npos) << e.describe();
+      }
       for (bool zeroRows : {false, true}) {
         std::vector<double> x = randomValues(3 * 100 * 48, rng);
         for (int64_t r = 0; r < 300 && zeroRows; r += 2) std::fill_n(x.begin() + r * 48, 48, 0.0);
         const auto expect = evaluateModel<double>(m, {{"x", {{3, 100, 48}, x}}});
         const auto got = e.run({{"x", {{3, 100, 48}, std::vector<float>(x.begin(), x.end())}}});
         ASSERT_EQ(got[0].shape, expect[0].shape);
+        if (clipped) {  // both bounds bite
+          EXPECT_GT(std::count(expect[0].data.begin(), expect[0].data.end(), 0.5), 0);
+          EXPECT_GT(std::count(expect[0].data.begin(), expect[0].data.end(), -0.25), 0);
+        }
         for (size_t i = 0; i < got[0].data.size(); ++i) {
           ASSERT_NEAR(got[0].data[i], expect[0].data[i],
                       1e-4 * std::max(1.0, std::abs(expect[0].data[i])))

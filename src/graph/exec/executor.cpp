@@ -81,7 +81,7 @@ Tensor csrOf(const float* x, int64_t rows, int64_t in, const std::vector<int64_t
                 std::move(values));
 }
 
-void clip(const ExecStep& step, DenseValue<float>& result, bool afterPair = false);
+void clip(const ExecStep& step, DenseValue<float>& result);
 
 /// Whether x [rows, in] may have zero rows or few nonzeros, from a sample of about 64 rows: the
 /// full count (a pass over x) is made only then. Dense activations (after a GELU) skip it; a
@@ -176,8 +176,8 @@ void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
 }
 
 /// The clip fused into a kernel step (minimum and maximum by constants), in place.
-void clip(const ExecStep& step, DenseValue<float>& result, bool afterPair) {
-  if ((step.clipLow || step.clipHigh) && (afterPair || !step.clipInKernel)) {
+void clip(const ExecStep& step, DenseValue<float>& result) {
+  if ((step.clipLow || step.clipHigh) && !step.clipInKernel) {
     const float lo = step.clipLow.value_or(-HUGE_VALF), hi = step.clipHigh.value_or(HUGE_VALF);
     const int64_t n = step.rows * step.out;
     float* y = result.data.data();
@@ -263,6 +263,10 @@ kernels::CsrSpmmArgs csrArgs(const ExecStep& step) {
   a.vals = static_cast<const float*>(step.weight.values().data());
   a.bias = step.bias ? static_cast<const float*>(step.bias->values().data()) : nullptr;
   a.activation = step.activation;
+  if (step.clipInKernel) {
+    a.clampLow = step.clipLow.value_or(-HUGE_VALF);
+    a.clampHigh = step.clipHigh.value_or(HUGE_VALF);
+  }
   return a;
 }
 
@@ -272,6 +276,10 @@ kernels::GemmArgs gemmArgs(const ExecStep& step) {
   a.batch = step.rows;
   a.bias = step.bias ? static_cast<const float*>(step.bias->values().data()) : nullptr;
   a.activation = step.activation;
+  if (step.clipInKernel) {
+    a.clampLow = step.clipLow.value_or(-HUGE_VALF);
+    a.clampHigh = step.clipHigh.value_or(HUGE_VALF);
+  }
   return a;
 }
 
@@ -306,7 +314,7 @@ void runPairStep(const ExecStep& step, const DenseValue<float>& x,
     b.overwrite = true;
     kernels::csrLinearPair(a, b);
   }
-  clip(step, result, /*afterPair=*/true);  // the pair kernels do not clamp
+  clip(step, result);
 }
 
 }  // namespace

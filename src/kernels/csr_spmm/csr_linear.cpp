@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <type_traits>
 
@@ -34,15 +35,37 @@ namespace hn = hwy::HWY_NAMESPACE;
 /// chains). 4 vectors and one entry at a time: 22.1 ms at 50% of 4096x384->1536, this 19.3.
 constexpr int64_t kChains = 2;
 
+/// values[0, count) clamped to [lo, hi] in place (count a multiple of the vector's lanes), NaN
+/// kept: compares and selects, not Min/Max, whose NaN rule differs between targets.
+template <typename T>
+HWY_INLINE void clampBlock(T lo, T hi, T* values, int64_t count) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto vlo = hn::Set(d, lo), vhi = hn::Set(d, hi);
+  for (int64_t t = 0; t < count; t += lanes) {
+    auto v = hn::Load(d, values + t);
+    v = hn::IfThenElse(hn::Lt(v, vlo), vlo, v);
+    hn::Store(hn::IfThenElse(hn::Gt(v, vhi), vhi, v), d, values + t);
+  }
+}
+
 /// Outputs [o0, o1) of W (csr) against a transposed tile xt (tile lanes per input feature) into
-/// yt (one row of `tile` per output, from yt's start), each with its epilogue (bias per output,
-/// activation) applied while in cache: two entries at a time, four independent vector chains.
+/// yt (one row of `tile` per output, from yt's start), each with its epilogue (scale, bias per
+/// output, activation, clamp; no residual) applied while in cache: two entries at a time, four
+/// independent vector chains.
 template <typename T>
 HWY_INLINE void tileOutputs(const CsrSpmmArgsT<T>& w, const CsrSpmmArgsT<T>& epilogue,
                             const InfinityValues& inf, bool needsEpilogue, const T* xt,
                             int64_t tile, int64_t o0, int64_t o1, int64_t rows, T* yt) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  // f32 with no activation or relu: relu and the clamp in registers as one clamp (relu's lower
+  // bound 0 joined with the clamp's; compares and selects keep NaN and -0, as torch); other
+  // activations over the whole block after.
+  const bool inRegisters = w.activation == Activation::kNone || w.activation == Activation::kRelu;
+  const bool registerClamp = inRegisters && (w.activation == Activation::kRelu || clamped(w));
+  const T low = w.activation == Activation::kRelu ? std::max(T(0), w.clampLow) : w.clampLow;
+  const auto vlo = hn::Set(d, low), vhi = hn::Set(d, w.clampHigh);
   for (int64_t o = o0; o < o1; ++o) {
     auto c0 = hn::Zero(d), c1 = hn::Zero(d), c2 = hn::Zero(d), c3 = hn::Zero(d);
     int32_t p = w.pos[o];
@@ -65,10 +88,21 @@ HWY_INLINE void tileOutputs(const CsrSpmmArgsT<T>& w, const CsrSpmmArgsT<T>& epi
     T* y = yt + (o - o0) * tile;
     auto y0 = hn::Add(c0, c2), y1 = hn::Add(c1, c3);
     if constexpr (std::is_same_v<T, float>) {
+      if (w.scale != 1.0f) {
+        const auto s = hn::Set(d, w.scale);
+        y0 = hn::Mul(y0, s);
+        y1 = hn::Mul(y1, s);
+      }
       if (w.bias != nullptr) {
         const auto b = hn::Set(d, w.bias[o]);
         y0 = hn::Add(y0, b);
         y1 = hn::Add(y1, b);
+      }
+      if (registerClamp) {
+        y0 = hn::IfThenElse(hn::Lt(y0, vlo), vlo, y0);
+        y1 = hn::IfThenElse(hn::Lt(y1, vlo), vlo, y1);
+        y0 = hn::IfThenElse(hn::Gt(y0, vhi), vhi, y0);
+        y1 = hn::IfThenElse(hn::Gt(y1, vhi), vhi, y1);
       }
     }
     hn::Store(y0, d, y);
@@ -80,8 +114,10 @@ HWY_INLINE void tileOutputs(const CsrSpmmArgsT<T>& w, const CsrSpmmArgsT<T>& epi
   // f32: the activation over the whole block at once (its lanes past the batch too, which are never
   // stored): one long span instead of a call per output keeps the vector units busy.
   if constexpr (std::is_same_v<T, float>) {
-    if (w.activation != Activation::kNone)
+    if (!inRegisters) {
       applyEpilogueWith(w.activation, yt, nullptr, (o1 - o0) * tile, inf);
+      if (clamped(w)) clampBlock(w.clampLow, w.clampHigh, yt, (o1 - o0) * tile);
+    }
   }
 }
 
@@ -119,12 +155,16 @@ void csrLinearOf(const CsrSpmmArgsT<T>& a) {
   const InfinityValues inf =
       std::is_same_v<T, float> ? infinityValues(a.activation) : InfinityValues{};
   const CsrSpmmArgsT<T> epilogue = tileEpilogue(a);
-  // A scale or a residual: the tile's bare products are transposed into Y's rows (with +=, a
-  // per-thread block of them), which get the whole epilogue there (R read along Y's rows).
-  const bool extended = extendedEpilogue(a);
+  // A residual: the tile's bare products are transposed into Y's rows (with +=, a per-thread block
+  // of them), which get the whole epilogue there (R read along Y's rows). A scale and a clamp are
+  // per value and stay in the tile.
+  const bool extended = a.residual != nullptr;
   CsrSpmmArgsT<T> bare = a;
   bare.bias = nullptr;
   bare.activation = Activation::kNone;
+  bare.scale = T(1);
+  bare.clampLow = -std::numeric_limits<T>::infinity();
+  bare.clampHigh = std::numeric_limits<T>::infinity();
   const CsrSpmmArgsT<T>& kernelArgs = extended ? bare : a;
   const bool needsEpilogue = !extended && hasEpilogue(a);
 
@@ -190,8 +230,7 @@ void csrLinearPairOf(const CsrSpmmArgsT<T>& first, const CsrSpmmArgsT<T>& second
       std::is_same_v<T, float> ? infinityValues(first.activation) : InfinityValues{};
   const InfinityValues inf2 =
       std::is_same_v<T, float> ? infinityValues(second.activation) : InfinityValues{};
-  const bool needs1 = first.activation != Activation::kNone || first.bias != nullptr;
-  const bool needs2 = second.activation != Activation::kNone || second.bias != nullptr;
+  const bool needs1 = hasEpilogue(first), needs2 = hasEpilogue(second);
 #pragma omp parallel num_threads(threads) if (threads > 1 && tiles > 1)
   {
     const auto xt = hwy::AllocateAligned<T>(static_cast<size_t>(inner * tile));
@@ -245,14 +284,8 @@ namespace {
 
 template <typename T>
 void checkPair(const CsrSpmmArgsT<T>& first, const CsrSpmmArgsT<T>& second) {
-  SF_ICHECK(first.clampLow == -std::numeric_limits<T>::infinity() &&
-            first.clampHigh == std::numeric_limits<T>::infinity() &&
-            second.clampLow == -std::numeric_limits<T>::infinity() &&
-            second.clampHigh == std::numeric_limits<T>::infinity())
-      << "csrLinearPair: a layer of the pair has a clamp";
-  SF_ICHECK(first.scale == 1 && second.scale == 1 && first.residual == nullptr &&
-            second.residual == nullptr)
-      << "csrLinearPair: a layer of the pair has a scale or a residual";
+  SF_ICHECK(first.residual == nullptr && second.residual == nullptr)
+      << "csrLinearPair: a layer of the pair has a residual";
   SF_ICHECK(first.cols == second.cols && first.rows == second.inner && first.inner > 0)
       << "csrLinearPair: the second layer's inputs are the first layer's outputs";
 }

@@ -68,9 +68,9 @@ void csrLinear(const CsrSpmmArgsF64& args);
 /// write and read of the [batch, hidden] matrix, no transposition between the layers). `first`
 /// gives W1 (`rows` hidden x `inner`), X (`b`), b1 and act1 (its `c` and `overwrite` unused);
 /// `second` gives W2 (`rows` outputs x `inner` = hidden), Z (`c`), b2, act2 and `overwrite` (its
-/// `b` unused); neither may have a scale or a residual. `cols` (the batch) must agree. Tiles of
-/// rows run in parallel with first.threads: a batch of one tile (32 rows of f32 on AVX-512) runs on
-/// one thread.
+/// `b` unused); either may have a scale and a clamp, neither a residual. `cols` (the batch) must
+/// agree. Tiles of rows run in parallel with first.threads: a batch of one tile (32 rows of f32 on
+/// AVX-512) runs on one thread.
 void csrLinearPair(const CsrSpmmArgs& first, const CsrSpmmArgs& second);
 void csrLinearPair(const CsrSpmmArgsF64& first, const CsrSpmmArgsF64& second);
 /// The SIMD target dispatch picks here ("AVX3", "AVX2", ...).

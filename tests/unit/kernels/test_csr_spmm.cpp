@@ -346,7 +346,8 @@ TEST(CsrLinear, MatchesFloat64OnEveryTarget) {
 
 // csrLinearPair (an MLP block whose hidden activations stay in cache) against float64 on every
 // target: batches of one row, of a partial tile and of several tiles; the first layer with bias
-// and GELU, the second with and without its bias, stored (Z starts as NaN) and added.
+// and GELU, the second with and without its bias, stored (Z starts as NaN) and added; with and
+// without a scale and clamps in the tile.
 TEST(CsrLinearPair, MatchesFloat64OnEveryTarget) {
   const auto seed =
       static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -364,52 +365,66 @@ TEST(CsrLinearPair, MatchesFloat64OnEveryTarget) {
     for (int64_t batch : {int64_t{1}, int64_t{13}, int64_t{100}}) {
       std::vector<float> x(static_cast<size_t>(batch * inner));
       for (float& e : x) e = value(rng);
-      // float64 by the definition: h = gelu(x W1ᵀ + b1), z = h W2ᵀ (+ b2).
-      std::vector<double> h(static_cast<size_t>(batch * hidden));
-      for (int64_t n = 0; n < batch; ++n) {
-        for (int64_t o = 0; o < hidden; ++o) {
-          double v = b1[o];
-          for (int32_t p = w1.pos[o]; p < w1.pos[o + 1]; ++p)
-            v += double(w1.vals[p]) * x[static_cast<size_t>(n * inner + w1.crd[p])];
-          h[static_cast<size_t>(n * hidden + o)] = v * 0.5 * std::erfc(-v / std::sqrt(2.0));
+      // `extras`: the first layer scaled by 0.75 and clamped to [-0.1, 0.3] after its GELU, the
+      // second clamped to [-0.2, 0.4] (the tile's scale and clamp, in both halves).
+      for (bool extras : {false, true}) {
+        // float64 by the definition: h = gelu(x W1ᵀ + b1), z = h W2ᵀ (+ b2).
+        std::vector<double> h(static_cast<size_t>(batch * hidden));
+        for (int64_t n = 0; n < batch; ++n) {
+          for (int64_t o = 0; o < hidden; ++o) {
+            double v = 0;
+            for (int32_t p = w1.pos[o]; p < w1.pos[o + 1]; ++p)
+              v += double(w1.vals[p]) * x[static_cast<size_t>(n * inner + w1.crd[p])];
+            v = (extras ? 0.75 * v : v) + b1[o];
+            v = v * 0.5 * std::erfc(-v / std::sqrt(2.0));
+            h[static_cast<size_t>(n * hidden + o)] = extras ? std::clamp(v, -0.1, 0.3) : v;
+          }
         }
-      }
-      for (bool bias2 : {false, true}) {
-        for (bool overwrite : {true, false}) {
-          SCOPED_TRACE("batch " + std::to_string(batch) + (bias2 ? " b2" : "") +
-                       (overwrite ? " stored" : " added"));
-          std::vector<float> z(static_cast<size_t>(batch * outs));
-          for (float& e : z) e = overwrite ? std::nanf("") : value(rng);
-          const std::vector<float> before = z;
-          CsrSpmmArgs first, second;
-          first.rows = hidden;
-          first.cols = batch;
-          first.inner = inner;
-          first.pos = w1.pos.data();
-          first.crd = w1.crd.data();
-          first.vals = w1.vals.data();
-          first.b = x.data();
-          first.bias = b1.data();
-          first.activation = Activation::kGeluErf;
-          first.threads = 2;
-          second.rows = outs;
-          second.cols = batch;
-          second.inner = hidden;
-          second.pos = w2.pos.data();
-          second.crd = w2.crd.data();
-          second.vals = w2.vals.data();
-          second.c = z.data();
-          second.bias = bias2 ? b2.data() : nullptr;
-          second.overwrite = overwrite;
-          csrLinearPair(first, second);
-          for (int64_t n = 0; n < batch; ++n) {
-            for (int64_t o = 0; o < outs; ++o) {
-              double want = bias2 ? b2[o] : 0.0;
-              for (int32_t p = w2.pos[o]; p < w2.pos[o + 1]; ++p)
-                want += double(w2.vals[p]) * h[static_cast<size_t>(n * hidden + w2.crd[p])];
-              const size_t e = static_cast<size_t>(n * outs + o);
-              if (!overwrite) want += before[e];
-              ASSERT_NEAR(z[e], want, 1e-5 * (1 + std::abs(want))) << "row " << n << " out " << o;
+        for (bool bias2 : {false, true}) {
+          for (bool overwrite : {true, false}) {
+            SCOPED_TRACE("batch " + std::to_string(batch) + (bias2 ? " b2" : "") +
+                         (overwrite ? " stored" : " added") + (extras ? " scale, clamps" : ""));
+            std::vector<float> z(static_cast<size_t>(batch * outs));
+            for (float& e : z) e = overwrite ? std::nanf("") : value(rng);
+            const std::vector<float> before = z;
+            CsrSpmmArgs first, second;
+            first.rows = hidden;
+            first.cols = batch;
+            first.inner = inner;
+            first.pos = w1.pos.data();
+            first.crd = w1.crd.data();
+            first.vals = w1.vals.data();
+            first.b = x.data();
+            first.bias = b1.data();
+            first.activation = Activation::kGeluErf;
+            first.threads = 2;
+            second.rows = outs;
+            second.cols = batch;
+            second.inner = hidden;
+            second.pos = w2.pos.data();
+            second.crd = w2.crd.data();
+            second.vals = w2.vals.data();
+            second.c = z.data();
+            second.bias = bias2 ? b2.data() : nullptr;
+            second.overwrite = overwrite;
+            if (extras) {
+              first.scale = 0.75f;
+              first.clampLow = -0.1f;
+              first.clampHigh = 0.3f;
+              second.clampLow = -0.2f;
+              second.clampHigh = 0.4f;
+            }
+            csrLinearPair(first, second);
+            for (int64_t n = 0; n < batch; ++n) {
+              for (int64_t o = 0; o < outs; ++o) {
+                double want = bias2 ? b2[o] : 0.0;
+                for (int32_t p = w2.pos[o]; p < w2.pos[o + 1]; ++p)
+                  want += double(w2.vals[p]) * h[static_cast<size_t>(n * hidden + w2.crd[p])];
+                if (extras) want = std::clamp(want, -0.2, 0.4);
+                const size_t e = static_cast<size_t>(n * outs + o);
+                if (!overwrite) want += before[e];
+                ASSERT_NEAR(z[e], want, 1e-5 * (1 + std::abs(want))) << "row " << n << " out " << o;
+              }
             }
           }
         }

@@ -309,6 +309,11 @@ TEST(Providers, ScaleResidualAndClampFuseIntoEveryProviderOnEveryTarget) {
       {"C(i,j) += clamp(silu(A(i,k) * B(k,j)), -0.2, 0.3)", csrA, "csr_spmm"},
       {"y(i) = clamp(A(i,j) * x(j), -1, 1)", csrA, "csr_spmm"},
       {"Y(n,o) = clamp(X(n,i) * W(o,i) + b(o), 0, 0.5)", csrW, "csr_spmm"},
+      // csr_linear's tile: a scale and a clamp without a residual, stored and added, f32 and f64.
+      {"Y(n,o) = relu(X(n,i) * W(o,i) * 0.5 + b(o))", csrW, "csr_spmm"},
+      {"Y(n,o) += clamp(alpha * X(n,i) * W(o,i) + b(o), -0.5, 0.5)", csrW, "csr_spmm", DType::kF32,
+       alpha},
+      {"Y(n,o) = clamp(gelu(X(n,i) * W(o,i) / 4), -0.1, 0.2)", csrW, "csr_spmm", DType::kF64},
       {"C(i,j) = clamp(tanh(A(i,k) * B(k,j)), -0.5, 0.5) + R(i,j)", bsrA, "bsr_spmm"},
       {"Y(n,o) = clamp(relu(W(o,i) * X(n,i) + b(o)), 0, 0.75)", nmW, "nm_linear"},
       {"y(o) = minimum(W(o,i) * x(i), 0.5)", nmW, "nm_linear", DType::kF64},
