@@ -351,7 +351,9 @@ std::optional<Contraction> recognizeContraction(const expr::CheckedKernel& kerne
   std::vector<expr::ExprPtr> inner;
   const expr::Access* f = nullptr;
   const expr::Access* g = nullptr;
+  const bool paramOutside = !c.scaleParam.empty();
   if (factors(r->body, inner, c.scaleValue, c.scaleParam) && inner.size() == 2) {
+    c.scaleParamInSum = !paramOutside && !c.scaleParam.empty();
     f = asAccess(inner[0]);
     g = asAccess(inner[1]);
   }

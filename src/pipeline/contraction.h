@@ -42,6 +42,10 @@ struct Contraction {
   /// `alpha * sum(...)`, `sum(k, 2 * A(i,k) * B(k,j))`, `sum(...) / 8`, `-sum(...)`.
   double scaleValue = 1;
   std::string scaleParam;
+  /// The parameter was written inside the sum (`sum(k, alpha * A(i,k) * B(k,j))`, or the implicit
+  /// sum of `alpha * A(i,k) * B(k,j)`): the providers scale the sum, the same number for every
+  /// finite value; a non-finite one runs generated code (scale_guard_executable.h).
+  bool scaleParamInSum = false;
   /// A residual: a dense addend indexed exactly as the output, `+ R(i,j)`, added with the bias
   /// before the activation, or after it (`act(...) + R(i,j)`) with residualAfterActivation.
   std::optional<ContractionOperand> residual;

@@ -10,6 +10,7 @@
 #include "lower/lowered_text.h"
 #include "pipeline/parts_executable.h"
 #include "pipeline/providers/generated_executable.h"
+#include "pipeline/scale_guard_executable.h"
 #include "pipeline/stages.h"
 #include "support/check.h"
 
@@ -145,6 +146,10 @@ CompiledKernel compile(const std::string& text, const KernelOptions& options) {
         k.declined = selection.declined;
         if (selection.offer.executable) {
           k.executable = selection.offer.executable;
+          if (k.contraction && k.contraction->scaleParamInSum) {
+            k.executable = std::make_shared<ScaleGuardExecutable>(
+                k.executable, k.contraction->scaleParam, text, options);
+          }
           k.source = k.executable->source();
         }
         return printSelection(selection);
