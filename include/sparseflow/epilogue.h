@@ -60,6 +60,10 @@ struct EpilogueOperands {
   /// clamp(relu(x), 0, 6)), before a residual added after it; ±infinity: no bound.
   double clampLow = -std::numeric_limits<double>::infinity();
   double clampHigh = std::numeric_limits<double>::infinity();
+  /// This call's bias in place of the layer's (a per-call vector without re-packing the
+  /// weights): null, or out_features values, doubles for a layer with f64 weights and floats
+  /// otherwise; only for a layer whose epilogue has a bias.
+  const void* bias = nullptr;
 };
 
 }  // namespace sparseflow

@@ -77,6 +77,15 @@ void addEpilogueOperands(GemmArgs& args, const EpilogueOperands& more, int64_t o
       << "a clamp bound is NaN";
   args.clampLow = more.clampLow;
   args.clampHigh = more.clampHigh;
+  if (more.bias != nullptr) {
+    SF_USER_CHECK(args.bias != nullptr || args.biasF64 != nullptr)
+        << "a bias given for this call, but the layer's epilogue has none";
+    if (args.biasF64 != nullptr) {
+      args.biasF64 = static_cast<const double*>(more.bias);
+    } else {
+      args.bias = static_cast<const float*>(more.bias);
+    }
+  }
   if (more.residual == nullptr) return;
   SF_USER_CHECK(args.yType == DType::kF32 || args.yType == DType::kF64)
       << "a residual needs y in f32 or f64, not " << dtypeName(args.yType);

@@ -90,17 +90,26 @@ void ContractionBinding::checkOutput(const Tensor& output, const Bound& bound) c
       << "; the kernel writes " << c_.out.format.toString();
 }
 
-const void* ContractionBinding::residualValues(const Bound& bound, const Tensor& output,
-                                               Buffer& copy) const {
-  if (!c_.residual) return nullptr;
-  const Buffer& r = bound[c_.residual->name].values();
-  const auto begin = reinterpret_cast<uintptr_t>(r.data());
-  const auto end = begin + static_cast<uintptr_t>(r.bytes());
+const void* ContractionBinding::valuesApartFromOutput(const std::string& name, const Bound& bound,
+                                                      const Tensor& output, Buffer& copy) const {
+  const Buffer& values = bound[name].values();
+  const auto begin = reinterpret_cast<uintptr_t>(values.data());
+  const auto end = begin + static_cast<uintptr_t>(values.bytes());
   const auto out = reinterpret_cast<uintptr_t>(output.values().data());
   const auto outEnd = out + static_cast<uintptr_t>(output.values().bytes());
-  if (end <= out || outEnd <= begin) return r.data();
-  copy = r.clone();
+  if (end <= out || outEnd <= begin) return values.data();
+  copy = values.clone();
   return std::as_const(copy).data();
+}
+
+const void* ContractionBinding::residualValues(const Bound& bound, const Tensor& output,
+                                               Buffer& copy) const {
+  return c_.residual ? valuesApartFromOutput(c_.residual->name, bound, output, copy) : nullptr;
+}
+
+const void* ContractionBinding::biasValues(const Bound& bound, const Tensor& output,
+                                           Buffer& copy) const {
+  return c_.bias ? valuesApartFromOutput(c_.bias->name, bound, output, copy) : nullptr;
 }
 
 }  // namespace sparseflow::pipeline

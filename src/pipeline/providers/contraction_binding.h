@@ -41,11 +41,16 @@ class ContractionBinding {
   /// when they share memory with the output (a caller passing R as the output too), a copy
   /// kept in `copy`, since the kernels read R where they have stored outputs already.
   const void* residualValues(const Bound& bound, const Tensor& output, Buffer& copy) const;
+  /// The bias's values for such a call (null without a bias), copied in the same case.
+  const void* biasValues(const Bound& bound, const Tensor& output, Buffer& copy) const;
 
   const Contraction& contraction() const { return c_; }
   const std::string& text() const { return statement_.text; }
 
  private:
+  /// Operand `name`'s values, or a copy in `copy` when they share memory with `output`.
+  const void* valuesApartFromOutput(const std::string& name, const Bound& bound,
+                                    const Tensor& output, Buffer& copy) const;
   Contraction c_;
   expr::Statement statement_;
   std::string text_;

@@ -113,6 +113,7 @@ class DenseLinearProvider final : public Provider {
       }
     }
     if (!plan) return decline(whyLinear + "; " + whyGemm + "; " + whyTransposed);
+    plan->gemvFromRows = !plan->weightTransposed && !plan->inputTransposed;
     return Offer{std::make_shared<LinearLayerExecutable<DenseLinear, DenseLinearOptions>>(
                      c, request.checked->statement.text, std::move(*plan)),
                  "", false};

@@ -1,7 +1,7 @@
 // The executable of the linear-layer providers (2:4 NMLinear, DenseLinear):
 // `Y(n..., o) = act(s · X(n..., k) · W(o,k)ᵀ + bias(o) [+ R]) [+ R]`, the layer prepared (weights
-// packed) once per contents of W and the bias (TensorWitness each), run on raw row-major arrays
-// straight into the output.
+// packed) once per contents of W (TensorWitness), the bias, scale and residual given per call, run
+// on raw row-major arrays straight into the output.
 #pragma once
 
 #include <algorithm>
@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "format/content_witness.h"
+#include "kernels/dense_gemm/dense_gemv_rows.h"
 #include "kernels/epilogue_apply.h"
+#include "kernels/linear_checks.h"
 #include "pipeline/executable.h"
 #include "pipeline/providers/contraction_binding.h"
 #include "pipeline/providers/provider_checks.h"
@@ -37,6 +39,9 @@ struct LinearLayerPlan {
   /// transposed output, `C(j,i) = A(i,k) * B(k,j)`): each call transposes it into scratch (X is
   /// 2-d, batch = its second extent).
   bool inputTransposed = false;
+  /// One row of X with W as written (`W(o,k)`, f32 or f64 dense): a GEMV straight from W's rows
+  /// (kernels::runDenseGemvRows), no packed copy and so no witness of W's contents to check.
+  bool gemvFromRows = false;
 };
 
 template <class Layer, class LayerOptions>
@@ -63,7 +68,11 @@ class LinearLayerExecutable final : public Executable {
         "  provider: " + plan_.provider + ", the hand-tuned " + plan_.kernel + ", epilogue " +
         epilogueText(binding_.contraction()) + " fused (weights " + plan_.w +
         (plan_.weightTransposed ? " transposed and" : "") + " packed once per contents" +
-        (plan_.inputTransposed ? "; " + plan_.x + " transposed on each call" : "") + ")";
+        (plan_.inputTransposed ? "; " + plan_.x + " transposed on each call" : "") +
+        (plan_.gemvFromRows ? "; a call with one row of " + plan_.x + " runs a GEMV from " +
+                                  plan_.w + "'s rows as given, nothing packed"
+                            : "") +
+        ")";
     if (const Contraction& c = binding_.contraction(); c.row != kernels::RowEpilogue::kNone) {
       text += std::string("; then the ") + kernels::rowEpilogueName(c.row) + " over " + c.rowOver +
               " on each output row (kernels/row_epilogues-inl.h)";
@@ -86,9 +95,10 @@ class LinearLayerExecutable final : public Executable {
     const Tensor* bias = c.bias ? &bound[c.bias->name] : nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     lastBatch_ = batch;
-    if (layer_ && packedFrom_.matches(w) && (!bias || biasFrom_.matches(*bias))) return layer_;
+    // Packed per contents of W only: each call passes its bias (EpilogueOperands::bias), so a
+    // per-call vector (`y(o) = W(o,i) * x(i) + r(o)`) costs no re-pack.
+    if (layer_ && packedFrom_.matches(w)) return layer_;
     packedFrom_ = TensorWitness(w);
-    biasFrom_ = bias ? TensorWitness(*bias) : TensorWitness();
     Epilogue epilogue;
     epilogue.bias = bias != nullptr;
     epilogue.activation = c.activation;
@@ -124,17 +134,45 @@ class LinearLayerExecutable final : public Executable {
     return Tensor({cols, rows}, w.dtype(), dense, std::vector<LevelStorage>(2), std::move(values));
   }
 
+  /// Whether this call runs the GEMV from W's rows (LinearLayerPlan::gemvFromRows).
+  bool fromRows(int64_t batch) const {
+    return plan_.gemvFromRows && batch == 1 && !plan_.weightTransposed && !plan_.inputTransposed;
+  }
+
   void compute(const ContractionBinding::Bound& bound, Tensor& output, bool overwrite) const {
-    const std::shared_ptr<const Layer> layer = layerFor(bound, bound.product(plan_.batch));
+    const int64_t batch = bound.product(plan_.batch);
+    const std::shared_ptr<const Layer> layer = fromRows(batch) ? nullptr : layerFor(bound, batch);
     if (plan_.dtype == DType::kF64) {
-      computeAs<double>(bound, *layer, output, overwrite);
+      computeAs<double>(bound, layer.get(), output, overwrite);
     } else {
-      computeAs<float>(bound, *layer, output, overwrite);
+      computeAs<float>(bound, layer.get(), output, overwrite);
     }
   }
 
+  /// y = epilogue(W · x + b) of one row from W's rows (`more`: this call's operands).
+  void gemvFromRows(const ContractionBinding::Bound& bound, const void* x, void* y,
+                    const EpilogueOperands& more) const {
+    const Tensor& w = bound[plan_.w];
+    kernels::GemmArgs args;
+    args.x = x;
+    args.xType = plan_.dtype;
+    args.batch = 1;
+    args.y = y;
+    args.yType = plan_.dtype;
+    args.activation = binding_.contraction().activation;
+    if (more.bias != nullptr && plan_.dtype == DType::kF64) {
+      args.biasF64 = static_cast<const double*>(more.bias);
+    } else if (more.bias != nullptr) {
+      args.bias = static_cast<const float*>(more.bias);
+    }
+    kernels::addEpilogueOperands(args, more, w.shape()[0]);
+    kernels::runDenseGemvRows(w.values().data(), plan_.dtype, w.shape()[0], w.shape()[1], args,
+                              plan_.parallel ? 0 : 1);
+  }
+
+  /// `layer`: null when the call runs the GEMV from W's rows.
   template <typename T>
-  void computeAs(const ContractionBinding::Bound& bound, const Layer& layer, Tensor& output,
+  void computeAs(const ContractionBinding::Bound& bound, const Layer* layer, Tensor& output,
                  bool overwrite) const {
     const int64_t batch = bound.product(plan_.batch);
     const void* x = bound[plan_.x].values().data();
@@ -150,28 +188,38 @@ class LinearLayerExecutable final : public Executable {
     EpilogueOperands more;
     more.scale = bound.scale;
     more.residual = binding_.residualValues(bound, output, residualCopy);
+    Buffer biasCopy;
+    more.bias = binding_.biasValues(bound, output, biasCopy);
     more.residualAfterActivation = c.residualAfterActivation;
     more.clampLow = c.clampLow.value_or(-std::numeric_limits<double>::infinity());
     more.clampHigh = c.clampHigh.value_or(std::numeric_limits<double>::infinity());
     auto* y = static_cast<T*>(output.mutableValues().data());
+    const int64_t outFeatures = layer ? layer->outFeatures() : bound[plan_.w].shape()[0];
+    auto forward = [&](T* into) {
+      if (layer) {
+        layer->forward(x, plan_.dtype, batch, into, more);
+      } else {
+        gemvFromRows(bound, x, into, more);
+      }
+    };
     if (overwrite) {
-      layer.forward(x, plan_.dtype, batch, y, more);
+      forward(y);
       // A row epilogue (never with +=: contraction.cpp) over each row the layer wrote, from L2
       // when the rows are short; the layer's own epilogue ran in its store.
       if (const kernels::RowEpilogue row = c.row; row != kernels::RowEpilogue::kNone) {
-        kernels::applyRowEpilogue(row, y, batch, layer.outFeatures(), plan_.parallel ? 0 : 1);
+        kernels::applyRowEpilogue(row, y, batch, outFeatures, plan_.parallel ? 0 : 1);
       }
       return;
     }
-    std::vector<T> product(static_cast<size_t>(batch * layer.outFeatures()));
-    layer.forward(x, plan_.dtype, batch, product.data(), more);
+    std::vector<T> product(static_cast<size_t>(batch * outFeatures));
+    forward(product.data());
     for (size_t e = 0; e < product.size(); ++e) y[e] += product[e];
   }
 
   ContractionBinding binding_;
   LinearLayerPlan plan_;
   mutable std::mutex mutex_;
-  mutable TensorWitness packedFrom_, biasFrom_;
+  mutable TensorWitness packedFrom_;
   mutable std::shared_ptr<const Layer> layer_;
   mutable int64_t lastBatch_ = 1;
 };

@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <type_traits>
 
 #include "kernels/dense_gemm/dense_gemm.h"
+#include "kernels/dense_gemm/dense_gemv_rows.h"
 #include "sparseflow/build.h"
 #include "sparseflow/dense_linear.h"
 #include "sparseflow/error.h"
+#include "sparseflow/nm_linear.h"
 #include "unit/kernels/linear_testing.h"
 
 namespace sparseflow {
@@ -273,6 +276,165 @@ TEST(DenseLinear, RefusesWhatItCannotRun) {
               ErrorCode::kInvalidArgument, "batch must be >= 0, got -1");
   expectError([&] { layer.forward(nullptr, DType::kF32, 1, y.data()); },
               ErrorCode::kInvalidArgument, "x and y must not be null");
+}
+
+}  // namespace
+}  // namespace sparseflow
+
+namespace sparseflow {
+namespace {
+
+/// y = relu(x · Wᵀ + bias) in float64 (x batch × in, W out × in).
+std::vector<double> reluLayerReference(const std::vector<double>& x, const std::vector<double>& w,
+                                       const std::vector<double>& bias, int64_t batch, int64_t out,
+                                       int64_t in) {
+  std::vector<double> y(static_cast<size_t>(batch * out));
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t o = 0; o < out; ++o) {
+      double v = bias[static_cast<size_t>(o)];
+      for (int64_t k = 0; k < in; ++k)
+        v += x[static_cast<size_t>(n * in + k)] * w[static_cast<size_t>(o * in + k)];
+      y[static_cast<size_t>(n * out + o)] = v > 0 ? v : 0;
+    }
+  }
+  return y;
+}
+
+/// One layer type: a call's bias (EpilogueOperands::bias) replaces the one it was built with, for
+/// that call only; a layer without a bias refuses one.
+template <class Layer, typename T>
+void checkPerCallBias(std::mt19937_64& rng) {
+  constexpr DType kType = std::is_same_v<T, double> ? DType::kF64 : DType::kF32;
+  const int64_t out = 24, in = 32;
+  std::vector<double> w = randomDense(out * in, kType, rng).second;
+  static const int kKeep[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+  for (int64_t g = 0; g < out * in; g += 4) {  // 2:4 for both layers
+    const int* keep = kKeep[g / 4 % 6];
+    for (int t = 0; t < 4; ++t) {
+      if (t != keep[0] && t != keep[1]) w[static_cast<size_t>(g + t)] = 0;
+    }
+  }
+  const Tensor packed =
+      fromDense({out, in}, w.data(),
+                Format::parse(std::is_same_v<Layer, NMLinear> ? "2:4" : "dense", 2), kType);
+  const std::vector<double> built = randomDense(out, kType, rng).second,
+                            given = randomDense(out, kType, rng).second;
+  const std::vector<T> builtT(built.begin(), built.end()), givenT(given.begin(), given.end());
+  const Layer layer(packed, LayerBias(builtT), Epilogue::parse("bias+relu"));
+  for (int64_t batch : {int64_t{1}, int64_t{5}, int64_t{40}}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const std::vector<double> x = randomDense(batch * in, kType, rng).second;
+    const std::vector<T> xT(x.begin(), x.end());
+    std::vector<T> y(static_cast<size_t>(batch * out));
+    EpilogueOperands more;
+    more.bias = givenT.data();
+    for (const auto* bias : {&given, &built}) {
+      layer.forward(xT.data(), kType, batch, y.data(), more);
+      const std::vector<double> want = reluLayerReference(x, w, *bias, batch, out, in);
+      for (size_t e = 0; e < y.size(); ++e)
+        ASSERT_NEAR(y[e], want[e], 1e-5 * (1 + std::abs(want[e]))) << "element " << e;
+      more.bias = nullptr;  // the next call: the layer's own bias again
+    }
+  }
+  const Layer noBias(packed, LayerBias(std::vector<T>{}), Epilogue::parse("relu"));
+  std::vector<T> x(static_cast<size_t>(in)), y(static_cast<size_t>(out));
+  EpilogueOperands more;
+  more.bias = givenT.data();
+  expectError([&] { noBias.forward(x.data(), kType, 1, y.data(), more); },
+              ErrorCode::kInvalidArgument, "the layer's epilogue has none");
+}
+
+TEST(LinearLayers, ACallsBiasReplacesTheLayersForThatCall) {
+  SF_SEEDED_RNG(rng);
+  checkPerCallBias<DenseLinear, float>(rng);
+  checkPerCallBias<DenseLinear, double>(rng);
+  checkPerCallBias<NMLinear, float>(rng);
+  checkPerCallBias<NMLinear, double>(rng);
+}
+
+}  // namespace
+}  // namespace sparseflow
+
+namespace sparseflow {
+namespace {
+
+// The GEMV from unpacked row-major weights (what dense_linear runs for one row of x): shapes
+// below, at and above a vector and a block of 64 outputs, f32 and f64, on every target, plain,
+// with bias + gelu + scale + a residual before the activation, and with relu + clamp + a residual
+// after it, also on x holding NaN and inf; against the float64 dot product and epilogue.
+TEST(DenseGemvRows, MatchesFloat64OnEveryTarget) {
+  SF_SEEDED_RNG(rng);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  testing::forEachTarget(
+      [] { return kernels::denseGemmTargetName(); },
+      [&](bool) {
+        for (DType type : {DType::kF32, DType::kF64}) {
+          const bool f64 = type == DType::kF64;
+          auto round = [&](double v) {
+            return f64 ? v : static_cast<double>(static_cast<float>(v));
+          };
+          for (const auto& [out, in] :
+               {std::pair<int64_t, int64_t>{1, 1}, {5, 7}, {64, 70}, {130, 1000}}) {
+            for (int variant = 0; variant < 4; ++variant) {
+              SCOPED_TRACE(std::string(dtypeName(type)) + " " + std::to_string(out) + " x " +
+                           std::to_string(in) + " variant " + std::to_string(variant));
+              std::vector<double> w(static_cast<size_t>(out * in)), x(static_cast<size_t>(in)),
+                  bias(static_cast<size_t>(out)), r(static_cast<size_t>(out));
+              for (auto* v : {&w, &x, &bias, &r}) {
+                for (double& e : *v) e = round(value(rng));
+              }
+              if (variant == 3 && in > 3) {
+                x[1] = std::nan("");
+                x[3] = HUGE_VAL;
+              }
+              std::vector<float> wf(w.begin(), w.end()), xf(x.begin(), x.end()),
+                  bf(bias.begin(), bias.end()), rf(r.begin(), r.end()),
+                  yf(static_cast<size_t>(out), -7.0f);
+              std::vector<double> yd(static_cast<size_t>(out), -7.0);
+              kernels::GemmArgs args;
+              args.x = f64 ? static_cast<const void*>(x.data()) : xf.data();
+              args.xType = type;
+              args.batch = 1;
+              args.y = f64 ? static_cast<void*>(yd.data()) : yf.data();
+              args.yType = type;
+              if (variant == 1) {
+                if (f64) {
+                  args.biasF64 = bias.data();
+                } else {
+                  args.bias = bf.data();
+                }
+                args.activation = Activation::kGeluErf;
+                args.scale = 0.5;
+                args.residual = f64 ? static_cast<const void*>(r.data()) : rf.data();
+              } else if (variant == 2) {
+                args.activation = Activation::kRelu;
+                args.clampHigh = 0.3;
+                args.residual = f64 ? static_cast<const void*>(r.data()) : rf.data();
+                args.residualAfterActivation = true;
+              }
+              kernels::runDenseGemvRows(f64 ? static_cast<const void*>(w.data()) : wf.data(), type,
+                                        out, in, args, 2);
+              for (int64_t o = 0; o < out; ++o) {
+                double acc = 0, magnitude = 0;
+                for (int64_t k = 0; k < in; ++k) {
+                  acc += w[static_cast<size_t>(o * in + k)] * x[static_cast<size_t>(k)];
+                  magnitude +=
+                      std::abs(w[static_cast<size_t>(o * in + k)] * x[static_cast<size_t>(k)]);
+                }
+                const double want =
+                    args.epilogueF64(acc, variant == 1 ? bias[static_cast<size_t>(o)] : 0.0, o);
+                const double got = f64 ? yd[static_cast<size_t>(o)] : yf[static_cast<size_t>(o)];
+                if (std::isnan(want)) {
+                  ASSERT_TRUE(std::isnan(got)) << "output " << o << ": " << got;
+                } else {
+                  ASSERT_NEAR(got, want, (f64 ? 1e-12 : 1e-5) * (1 + magnitude + std::abs(want)))
+                      << "output " << o;
+                }
+              }
+            }
+          }
+        }
+      });
 }
 
 }  // namespace

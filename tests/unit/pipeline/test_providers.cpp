@@ -676,6 +676,60 @@ TEST(Providers, ANonFiniteScaleWrittenInsideTheSumRunsGeneratedCode) {
   }
 }
 
+TEST(Providers, ABiasChangedBetweenCallsIsReadOnEachCall) {
+  // `y(o) = W(o,i) * x(i) + r(o)`: r is the layer's bias, given per call (the weights are packed
+  // once per contents of W alone): written in place, or another tensor, each call adds the r it is
+  // given; a GEMM's per-call bias the same.
+  std::mt19937 rng(freshSeed());
+  for (const std::string format : {"2:4", "dense"}) {
+    for (const std::string text :
+         {"y(o) = W(o,i) * x(i) + r(o)", "Y(n,o) = X(n,i) * W(o,i) + r(o)"}) {
+      SCOPED_TRACE(format + ": " + text);
+      const bool gemv = text[0] == 'y';
+      KernelOptions options;
+      options.formats = {{"W", format}};
+      const Kernel kernel = Kernel::compile(text, options);
+      ASSERT_EQ(kernel.provider(), format == "2:4" ? "nm_linear" : "dense_linear");
+      const std::vector<double> w = randomValues({20, 24}, format, rng),
+                                x = randomValues({gemv ? 24 : 6 * 24}, "dense", rng);
+      const Tensor tW = fromDense({20, 24}, w.data(), Format::parse(format, 2));
+      const std::vector<int64_t> xShape =
+          gemv ? std::vector<int64_t>{24} : std::vector<int64_t>{6, 24};
+      const Tensor tX =
+          fromDense(xShape, x.data(), Format::parse("dense", static_cast<int32_t>(xShape.size())));
+      std::vector<double> r = randomValues({20}, "dense", rng);
+      Tensor tR = fromDense({20}, r.data(), Format::parse("dense", 1));
+      std::vector<double> three(20, 3.0);
+      const Tensor other = fromDense({20}, three.data(), Format::parse("dense", 1));
+      const int64_t rows = gemv ? 1 : 6;
+      for (int call = 0; call < 3; ++call) {
+        SCOPED_TRACE("call " + std::to_string(call));
+        if (call == 1) {  // r written in place
+          float* values = tR.mutableValues().as<float>();
+          for (int64_t o = 0; o < 20; ++o) {
+            values[o] += 1.5f;
+            r[static_cast<size_t>(o)] = values[o];
+          }
+        }
+        const std::vector<double>& bias = call == 2 ? three : r;
+        const std::vector<double> got = toDense(
+            kernel.run({{"W", &tW}, {gemv ? "x" : "X", &tX}, {"r", call == 2 ? &other : &tR}}));
+        for (int64_t n = 0; n < rows; ++n) {
+          for (int64_t o = 0; o < 20; ++o) {
+            double want = static_cast<float>(bias[static_cast<size_t>(o)]);
+            for (int64_t k = 0; k < 24; ++k) {
+              want += static_cast<float>(w[static_cast<size_t>(o * 24 + k)]) *
+                      static_cast<double>(static_cast<float>(x[static_cast<size_t>(n * 24 + k)]));
+            }
+            ASSERT_NEAR(got[static_cast<size_t>(n * 20 + o)], want, 1e-4 * (1 + std::abs(want)))
+                << "row " << n << " output " << o;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Providers, AConvertedInputIsConvertedOncePerContents) {
   // B is given as f64 to a kernel compiled for f32: converted on the first call, reused while B
   // is unchanged, converted again after an in-place write.
