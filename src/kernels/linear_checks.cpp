@@ -80,11 +80,18 @@ void addEpilogueOperands(GemmArgs& args, const EpilogueOperands& more, int64_t o
   if (more.bias != nullptr) {
     SF_USER_CHECK(args.bias != nullptr || args.biasF64 != nullptr)
         << "a bias given for this call, but the layer's epilogue has none";
-    if (args.biasF64 != nullptr) {
+    const bool f64 = args.biasF64 != nullptr;
+    if (f64) {
       args.biasF64 = static_cast<const double*>(more.bias);
     } else {
       args.bias = static_cast<const float*>(more.bias);
     }
+    const auto b = reinterpret_cast<uintptr_t>(more.bias);
+    const auto bBytes = static_cast<uintptr_t>(outFeatures * (f64 ? 8 : 4));
+    const auto y = reinterpret_cast<uintptr_t>(args.y);
+    const auto yBytes = static_cast<uintptr_t>(args.batch * outFeatures * dtypeSize(args.yType));
+    SF_USER_CHECK(b + bBytes <= y || y + yBytes <= b)
+        << "this call's bias overlaps y (pass it in an array of its own)";
   }
   if (more.residual == nullptr) return;
   SF_USER_CHECK(args.yType == DType::kF32 || args.yType == DType::kF64)

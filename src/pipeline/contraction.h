@@ -44,7 +44,8 @@ struct Contraction {
   std::string scaleParam;
   /// The parameter was written inside the sum (`sum(k, alpha * A(i,k) * B(k,j))`, or the implicit
   /// sum of `alpha * A(i,k) * B(k,j)`): the providers scale the sum, the same number for every
-  /// finite value; a non-finite one runs generated code (scale_guard_executable.h).
+  /// finite value short of overflow; a non-finite one runs generated code
+  /// (scale_guard_executable.h).
   bool scaleParamInSum = false;
   /// A residual: a dense addend indexed exactly as the output, `+ R(i,j)`, added with the bias
   /// before the activation, or after it (`act(...) + R(i,j)`) with residualAfterActivation.

@@ -22,7 +22,8 @@ const Executable& ScaleGuardExecutable::pick(const Params& params) const {
   auto it = params.find(scaleParam_);
   // A missing parameter: the provider's binding names it in its error.
   if (it == params.end() || std::isfinite(it->second)) return *fast_;
-  std::call_once(compiled_, [&] {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!generated_) {
     KernelOptions generated = options_;
     generated.handTuned = false;
     generated.stopAfter.clear();
@@ -32,7 +33,7 @@ const Executable& ScaleGuardExecutable::pick(const Params& params) const {
         << "the generated code of '" << text_ << "' for a non-finite '" << scaleParam_
         << "' was not built";
     generated_ = std::move(k.executable);
-  });
+  }
   return *generated_;
 }
 
@@ -46,8 +47,10 @@ void ScaleGuardExecutable::runInto(const Inputs& inputs, Tensor& output,
 }
 
 std::string ScaleGuardExecutable::describe() const {
+  std::lock_guard<std::mutex> lock(mutex_);
   return fast_->describe() + "  a non-finite '" + scaleParam_ +
-         "' runs generated code (the scale is written inside the sum)\n";
+         "' runs generated code (the scale is written inside the sum)" +
+         (generated_ ? "; compiled for an earlier call" : "") + "\n";
 }
 
 }  // namespace sparseflow::pipeline

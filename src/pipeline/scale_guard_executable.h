@@ -1,9 +1,11 @@
 // A hand-tuned provider's executable for a contraction whose scale parameter is written inside the
 // sum (`sum(k, alpha * A(i,k) * B(k,j))`, or the implicit sum of `alpha * A(i,k) * B(k,j)`). The
-// providers scale the finished sum, which is the same number for every finite alpha; for alpha =
-// ±inf or NaN it is not (a row with no entries: inf · 0 = NaN, where the sum of scaled products
-// over no entries is 0; products of mixed signs: ±inf against NaN). A call with a non-finite alpha
-// runs generated code instead, compiled on its first such call.
+// providers scale the finished sum, which is the same number for every finite alpha short of
+// overflow; for alpha = ±inf or NaN it is not (a row with no entries: inf · 0 = NaN, where the sum
+// of scaled products over no entries is 0; products of mixed signs: ±inf against NaN). A call
+// with a non-finite alpha runs generated code instead, compiled on its first such call. (A finite
+// alpha so large that single scaled products overflow, 1e308 · 4 - 1e308 · 4, still takes the
+// provider's alpha · 0 = 0 where the scaled products sum to NaN.)
 #pragma once
 
 #include <memory>
@@ -35,7 +37,7 @@ class ScaleGuardExecutable final : public Executable {
   std::string scaleParam_;
   std::string text_;
   KernelOptions options_;
-  mutable std::once_flag compiled_;
+  mutable std::mutex mutex_;  ///< guards generated_ (a failed compile is tried again next call)
   mutable std::shared_ptr<const Executable> generated_;
 };
 

@@ -20,7 +20,7 @@ HWY_BEFORE_NAMESPACE();
 namespace sparseflow::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-/// Outputs per block: the epilogue's unit and the unit of work a thread takes.
+/// Outputs per block at most: the epilogue's unit and the unit of work a thread takes.
 constexpr int64_t kBlock = 64;
 
 /// row · x over `in` values.
@@ -45,12 +45,16 @@ HWY_INLINE T dot(const T* HWY_RESTRICT row, const T* HWY_RESTRICT x, int64_t in)
 template <typename T>
 void gemvRows(const T* w, int64_t out, int64_t in, const GemmArgs& args, int32_t threads) {
   const T* x = static_cast<const T*>(args.x);
-  const int64_t blocks = ceilDiv(out, kBlock);
-  const int team = out * in < 65536 ? 1 : (threads > 0 ? threads : omp_get_max_threads());
+  int team = out * in < 65536 ? 1 : (threads > 0 ? threads : omp_get_max_threads());
+  team = static_cast<int>(std::min<int64_t>(team, out));
+  // Blocks small enough that every thread gets several (few outputs over a long k: 64 x 65536
+  // still runs on every core), at most kBlock.
+  const int64_t block = std::clamp<int64_t>(ceilDiv(out, 4 * int64_t{team}), 1, kBlock);
+  const int64_t blocks = ceilDiv(out, block);
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
   for (int64_t blk = 0; blk < blocks; ++blk) {
     alignas(64) T tile[kBlock];
-    const int64_t o0 = blk * kBlock, count = std::min(kBlock, out - o0);
+    const int64_t o0 = blk * block, count = std::min(block, out - o0);
     for (int64_t o = 0; o < count; ++o) tile[o] = dot(w + (o0 + o) * in, x, in);
     finishTile(args, out, tile, kBlock, 0, 1, o0, count);
   }

@@ -342,6 +342,9 @@ void checkPerCallBias(std::mt19937_64& rng) {
   more.bias = givenT.data();
   expectError([&] { noBias.forward(x.data(), kType, 1, y.data(), more); },
               ErrorCode::kInvalidArgument, "the layer's epilogue has none");
+  more.bias = y.data();  // a bias in y's memory: read after rows of y were stored
+  expectError([&] { layer.forward(x.data(), kType, 1, y.data(), more); },
+              ErrorCode::kInvalidArgument, "this call's bias overlaps y");
 }
 
 TEST(LinearLayers, ACallsBiasReplacesTheLayersForThatCall) {

@@ -2,6 +2,7 @@
 // epilogue and batch size, odd shapes, forced tile plans, and the errors users can cause.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -317,7 +318,8 @@ TEST(NMLinear, RefusesWhatItCannotRun) {
 
 // kernels::runNMGemmPair (an MLP block of two 2:4 layers, the hidden activations kept in cache)
 // against float64 on every target: f32 and bf16 weights, a batch ending in partial tiles (4, 2
-// and 1 vectors wide), GELU with a bias first, a bias or none second. Where it declines (a batch
+// and 1 vectors wide), GELU with a bias first, a bias or none second (and a scale and clamp).
+// Where it declines (a batch
 // under two tiles per thread, x not finite, the scalar target, the bf16 dot path) it says so.
 TEST(NMGemm, PairOfLayersMatchesFloat64OnEveryTarget) {
   SF_SEEDED_RNG(rng);
@@ -339,7 +341,11 @@ TEST(NMGemm, PairOfLayersMatchesFloat64OnEveryTarget) {
       for (float& e : x) e = u(rng);
       for (float& e : b1) e = u(rng);
       for (float& e : b2) e = u(rng);
-      for (bool bias2 : {false, true}) {
+      // 0: no second bias; 1: a second bias; 2: a second bias, scale 0.5 and clamp [-0.2, 0.3]
+      // in the second layer's store (the graph executor's clip after a pair).
+      for (int variant : {0, 1, 2}) {
+        SCOPED_TRACE("variant " + std::to_string(variant));
+        const bool bias2 = variant > 0, clamp2 = variant == 2;
         std::vector<float> y(static_cast<size_t>(batch * outs), NAN);
         kernels::GemmArgs a1, a2;
         a1.x = x.data();
@@ -349,6 +355,12 @@ TEST(NMGemm, PairOfLayersMatchesFloat64OnEveryTarget) {
         a2.batch = batch;
         a2.y = y.data();
         a2.bias = bias2 ? b2.data() : nullptr;
+        if (clamp2) {
+          a2.scale = 0.5;
+          a2.clampLow = -0.2;
+          a2.clampHigh = 0.3;
+        }
+        int64_t clamped = 0;
         if (!kernels::runNMGemmPair(p1, a1, p2, a2, 2)) {
           // Declined only where the layers' own paths are not the broadcast one.
           EXPECT_TRUE(std::string(kernels::nmGemmTargetName()) == "SCALAR" ||
@@ -365,11 +377,19 @@ TEST(NMGemm, PairOfLayersMatchesFloat64OnEveryTarget) {
             h[f] = v * 0.5 * std::erfc(-v / std::sqrt(2.0));
           }
           for (int64_t o = 0; o < outs; ++o) {
-            double want = bias2 ? b2[o] : 0.0;
+            double want = 0.0;
             for (int64_t f = 0; f < hidden; ++f) want += w2[o * hidden + f] * h[f];
+            want = (clamp2 ? 0.5 * want : want) + (bias2 ? b2[o] : 0.0);
+            if (clamp2) {
+              clamped += want < -0.2 || want > 0.3;
+              want = std::clamp(want, -0.2, 0.3);
+            }
             ASSERT_NEAR(y[n * outs + o], want, 2e-5 * (1 + std::abs(want)))
                 << "row " << n << " out " << o;
           }
+        }
+        if (clamp2) {
+          EXPECT_GT(clamped, 0) << "the clamp never bites";
         }
         // Declined: too small a batch; a non-finite x.
         a1.batch = a2.batch = 8;

@@ -314,6 +314,8 @@ TEST(Providers, ScaleResidualAndClampFuseIntoEveryProviderOnEveryTarget) {
       {"Y(n,o) += clamp(alpha * X(n,i) * W(o,i) + b(o), -0.5, 0.5)", csrW, "csr_spmm", DType::kF32,
        alpha},
       {"Y(n,o) = clamp(gelu(X(n,i) * W(o,i) / 4), -0.1, 0.2)", csrW, "csr_spmm", DType::kF64},
+      {"Y(n,o) = clamp(relu(X(n,i) * W(o,i) + b(o)), -1, 0.5)", csrW, "csr_spmm"},  // relu's 0 wins
+      {"Y(n,o) = minimum(relu(X(n,i) * W(o,i)), 0.25)", csrW, "csr_spmm"},
       {"C(i,j) = clamp(tanh(A(i,k) * B(k,j)), -0.5, 0.5) + R(i,j)", bsrA, "bsr_spmm"},
       {"Y(n,o) = clamp(relu(W(o,i) * X(n,i) + b(o)), 0, 0.75)", nmW, "nm_linear"},
       {"y(o) = minimum(W(o,i) * x(i), 0.5)", nmW, "nm_linear", DType::kF64},
@@ -660,6 +662,10 @@ TEST(Providers, ANonFiniteScaleWrittenInsideTheSumRunsGeneratedCode) {
       Tensor into = generated.run(inputs, {{"alpha", 1.0}});
       fast.run(inputs, into, {{"alpha", alpha}});
       expectSameValues(toDense(into), want, 1e-5);
+      // Generated code is compiled on the first non-finite call only (alpha 2.5 comes first).
+      EXPECT_EQ(fast.describe().find("compiled for an earlier call") != std::string::npos,
+                s.guarded && !std::isfinite(alpha))
+          << fast.describe();
       // The inputs tell the two meanings apart where they differ: csr A has empty rows (0 against
       // NaN for any non-finite alpha), dense A products of both signs (NaN against ±inf).
       const bool tellsApart = s.guarded && s.text == "C(i,j) = alpha * A(i,k) * B(k,j)" &&
