@@ -100,16 +100,17 @@ output %15, %10
     options.measureReps = 2;
     const Executor e = Executor::build(m, options);
     const auto& steps = e.steps();
-    ASSERT_EQ(steps.size(), 6u) << e.describe();  // 3 kernels, add, layer_norm, softmax
+    // 3 kernels (the residual add %10 in the second's store), layer_norm, softmax
+    ASSERT_EQ(steps.size(), 5u) << e.describe();
     EXPECT_EQ(steps[0].what, "linear %3 + gelu %4");
-    EXPECT_EQ(steps[1].what, "linear %6 + bias_add %8 + relu %9");
-    EXPECT_EQ(steps[2].what, "add %10");
-    EXPECT_EQ(steps[4].what, "linear %13 + silu %14");
+    EXPECT_EQ(steps[1].what, "linear %6 + bias_add %8 + relu %9 + add %10");
+    EXPECT_EQ(steps[3].what, "linear %13 + silu %14");
     if (!measure) {
       EXPECT_EQ(steps[0].format, "2:4") << e.describe();
       EXPECT_EQ(steps[0].provider, "nm_linear");
       EXPECT_EQ(steps[1].format, "csr");
-      EXPECT_EQ(steps[4].format, "dense");
+      EXPECT_EQ(steps[1].provider, "csr_spmm");
+      EXPECT_EQ(steps[3].format, "dense");
     } else {
       EXPECT_EQ(steps[0].candidateMs.size(), 3u) << e.describe();
       EXPECT_EQ(steps[1].candidateMs.size(), 2u);
@@ -246,6 +247,94 @@ output %11
                       1e-4 * std::max(1.0, std::abs(expect[0].data[i])))
               << (zeroRows ? "zero rows, " : "") << "element " << i;
         }
+      }
+    }
+  }
+}
+
+// A residual add after a layer (a transformer's `x + W·h + b`, before a layer_norm) runs in the
+// layer's kernel (R in its store) for dense, csr and 2:4 weights: with the layer's input as R,
+// with a computed R, after an activation, on inputs with zero rows (the csr sparse-input path
+// takes R; the zero-row gathering is skipped); against float64. A value computed after the layer
+// stays an add of its own, and a residual stops the MLP pair.
+TEST(GraphExecutor, ResidualAddsRunInTheLayersKernel) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution keep(0.2);
+  Model m;
+  m.graph = parseGraph(R"(%0 = input "x" : f32[2, 40, 48]
+%1 = param "attn.weight" : f32[48, 48]
+%2 = param "attn.bias" : f32[48]
+%3 = linear(%0, %1, %2)
+%4 = add(%3, %0)
+%5 = layer_norm(%4)
+%6 = param "fc1.weight" : f32[96, 48]
+%7 = param "fc1.bias" : f32[96]
+%8 = linear(%5, %6, %7)
+%9 = gelu(%8)
+%10 = param "fc2.weight" : f32[48, 96]
+%11 = linear(%9, %10)
+%12 = add(%5, %11)
+%13 = relu(%12)
+%14 = param "head.weight" : f32[48, 48]
+%15 = linear(%13, %14)
+%16 = relu(%15)
+%17 = add(%16, %4)
+%18 = param "late.weight" : f32[48, 48]
+%19 = linear(%17, %18)
+%20 = relu(%0)
+%21 = add(%19, %20)
+output %21
+)");
+  for (const char* format : {"dense", "csr", "2:4"}) {
+    SCOPED_TRACE(format);
+    for (const char* w :
+         {"attn.weight", "fc1.weight", "fc2.weight", "head.weight", "late.weight"}) {
+      const ValueId id = [&] {
+        for (ValueId v = 0; v < m.graph.size(); ++v)
+          if (m.graph.node(v).name == w) return v;
+        return ValueId{-1};
+      }();
+      const auto& shape = m.graph.node(id).type.shape;
+      std::vector<double> v = randomValues(shape[0] * shape[1], rng);
+      if (std::string(format) == "csr") {
+        for (double& e : v) e = keep(rng) ? e : 0.0;
+      } else if (std::string(format) == "2:4") {
+        pruneTo24(v);
+      }
+      m.params[w] = f32Tensor(shape, v);
+    }
+    m.params["attn.bias"] = f32Tensor({48}, randomValues(48, rng));
+    m.params["fc1.bias"] = f32Tensor({96}, randomValues(96, rng));
+    SpecializeOptions options = byRule();
+    for (const char* w : {"attn.weight", "fc1.weight", "fc2.weight", "head.weight", "late.weight"})
+      options.formats[w] = format;
+    const Executor e = Executor::build(m, options);
+    const auto& steps = e.steps();
+    ASSERT_EQ(steps.size(), 9u) << e.describe();
+    EXPECT_EQ(steps[0].what, "linear %3 + add %4") << e.describe();
+    EXPECT_EQ(steps[3].what, "linear %11 + add %12");
+    EXPECT_EQ(steps[4].what, "relu %13");
+    EXPECT_EQ(steps[5].what, "linear %15 + relu %16 + add %17");
+    EXPECT_EQ(steps[6].what, "linear %19");  // %20 is computed after the layer
+    EXPECT_EQ(steps[8].what, "add %21");
+    for (size_t s : {size_t{2}, size_t{3}})
+      EXPECT_EQ(steps[s].provider.find("pair"), std::string::npos) << e.describe();
+    for (bool zeroRows : {false, true}) {
+      std::vector<double> x = randomValues(2 * 40 * 48, rng);
+      for (int64_t r = 0; r < 80 && zeroRows; ++r) {  // most rows zero, the rest sparse
+        for (int64_t k = 0; k < 48; ++k) {
+          if (r % 5 != 0 || !keep(rng)) x[static_cast<size_t>(r * 48 + k)] = 0.0;
+        }
+      }
+      const auto expect = evaluateModel<double>(m, {{"x", {{2, 40, 48}, x}}});
+      const auto got = e.run({{"x", {{2, 40, 48}, std::vector<float>(x.begin(), x.end())}}});
+      ASSERT_EQ(got[0].shape, expect[0].shape);
+      for (size_t i = 0; i < got[0].data.size(); ++i) {
+        ASSERT_NEAR(got[0].data[i], expect[0].data[i],
+                    1e-4 * std::max(1.0, std::abs(expect[0].data[i])))
+            << (zeroRows ? "zero rows, " : "") << "element " << i;
       }
     }
   }

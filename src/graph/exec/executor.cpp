@@ -101,15 +101,25 @@ bool mayHaveZeros(const float* x, int64_t rows, int64_t in) {
   return 2 * nonzero < sampled;  // at most half nonzero: worth counting every row
 }
 
-/// Runs the weight's kernel of `step` on rows x[rows, in] into y[rows, out].
-void runKernel(const ExecStep& step, const float* x, int64_t rows, float* y) {
+/// The residual's values [rows, out] as a tensor (a view), or an empty tensor without one.
+Tensor residualView(const ExecStep& step, const float* r, int64_t rows) {
+  if (r == nullptr) return Tensor();
+  return Tensor({rows, step.out}, DType::kF32, Format::parse("dense", 2), {{}, {}},
+                Buffer::view(DType::kF32, const_cast<float*>(r), rows * step.out));
+}
+
+/// Runs the weight's kernel of `step` on rows x[rows, in] into y[rows, out] (r: the residual's
+/// rows, when the step has one).
+void runKernel(const ExecStep& step, const float* x, int64_t rows, float* y, const float* r) {
   const Format dense = Format::parse("dense", 2);
   Tensor Y({rows, step.out}, DType::kF32, dense, {{}, {}},
            Buffer::view(DType::kF32, y, rows * step.out));
   const Tensor X({rows, step.in}, DType::kF32, dense, {{}, {}},
                  Buffer::view(DType::kF32, const_cast<float*>(x), rows * step.in));
+  const Tensor R = residualView(step, r, rows);
   std::map<std::string, const Tensor*> args = {{"X", &X}, {"W", &step.weight}};
   if (step.bias) args["b"] = &*step.bias;
+  if (r != nullptr) args["R"] = &R;
   step.kernel.run(args, Y);
 }
 
@@ -120,12 +130,16 @@ void runKernel(const ExecStep& step, const float* x, int64_t rows, float* y) {
 /// kernel runs on the nonzero rows only and every zero row gets the kernel's value of a zero row
 /// (its epilogue of the bias), computed once; else on all rows. The clip fused into the step
 /// (minimum and maximum by constants) is in its kernels, or else applied to the result in place.
+/// `residual`: R's values when the step has one (a zero row's value then differs per row: the
+/// rows are not gathered).
 void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
-                   const std::vector<int64_t>& shape, DenseValue<float>& result, BufferPool& pool) {
+                   const std::vector<int64_t>& shape, DenseValue<float>& result, BufferPool& pool,
+                   const DenseValue<float>* residual = nullptr) {
   result.shape = shape;
   result.data = pool.take(static_cast<size_t>(step.rows * step.out));
+  const float* r = residual != nullptr ? residual->data.data() : nullptr;
   if (!mayHaveZeros(x.data.data(), step.rows, step.in)) {
-    runKernel(step, x.data.data(), step.rows, result.data.data());
+    runKernel(step, x.data.data(), step.rows, result.data.data(), r);
     clip(step, result);
     return;
   }
@@ -141,15 +155,17 @@ void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
     const Tensor xs = csrOf(x.data.data(), step.rows, step.in, counts, nnz);
     Tensor Y({step.rows, step.out}, DType::kF32, Format::parse("dense", 2), {{}, {}},
              Buffer::view(DType::kF32, result.data.data(), step.rows * step.out));
+    const Tensor R = residualView(step, r, step.rows);
     std::map<std::string, const Tensor*> args = {{"X", &xs}, {"Wt", &step.weightT}};
     if (step.bias) args["b"] = &*step.bias;
+    if (r != nullptr) args["R"] = &R;
     step.sparseInputKernel.run(args, Y);
-  } else if (4 * liveRows > 3 * step.rows) {
-    runKernel(step, x.data.data(), step.rows, result.data.data());
+  } else if (4 * liveRows > 3 * step.rows || r != nullptr) {
+    runKernel(step, x.data.data(), step.rows, result.data.data(), r);
   } else {
     const std::vector<float> zeroRow(static_cast<size_t>(step.in), 0.0f);
     std::vector<float> zeroOut(static_cast<size_t>(step.out));
-    runKernel(step, zeroRow.data(), 1, zeroOut.data());
+    runKernel(step, zeroRow.data(), 1, zeroOut.data(), nullptr);
     std::vector<int64_t> live;
     for (int64_t r = 0; r < step.rows; ++r) {
       if (counts[static_cast<size_t>(r)] > 0) live.push_back(r);
@@ -161,7 +177,7 @@ void runKernelStep(const ExecStep& step, const DenseValue<float>& x,
     }
     std::vector<float> computed(live.size() * static_cast<size_t>(step.out));
     if (!live.empty()) {
-      runKernel(step, gathered.data(), static_cast<int64_t>(live.size()), computed.data());
+      runKernel(step, gathered.data(), static_cast<int64_t>(live.size()), computed.data(), nullptr);
     }
     size_t next = 0;
     for (int64_t r = 0; r < step.rows; ++r) {
@@ -375,7 +391,8 @@ std::vector<DenseValue<float>> Executor::run(const std::map<std::string, DenseVa
                Buffer::view(DType::kF32, result.data.data(), step.batches * step.m * step.n));
       step.kernel.run({{"A", &A}, {"B", &B}}, C);
     } else if (step.isKernel) {
-      runKernelStep(step, value(step.x), g.node(step.result).type.shape, result, pool);
+      runKernelStep(step, value(step.x), g.node(step.result).type.shape, result, pool,
+                    step.residual ? &value(*step.residual) : nullptr);
     } else {
       const Node& node = g.node(step.node);
       const ValueId in0 = node.inputs.empty() ? -1 : node.inputs[0];

@@ -49,6 +49,8 @@ struct ExecStep {
   // text (`clipInKernel`: the providers fuse it into their store), else applied in place.
   std::optional<float> clipLow, clipHigh;
   bool clipInKernel = false;
+  /// A computed value added last (`x + W·h + b`): R of the kernels, read when the step runs.
+  std::optional<ValueId> residual;
   Activation activation = Activation::kNone;  ///< kernel steps: the activation fused into it
   // Two csr or two 2:4 layers in a row (an MLP block, the first not a relu): the first step's
   // work is done by the second (`runByLaterStep`), which holds the first (`pairFirst`) and runs

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -51,11 +52,22 @@ struct LinearChain {
   std::optional<ValueId> bias;
   const char* activation = nullptr;
   std::optional<float> clipLow, clipHigh;
+  /// A computed value added to the result last (a transformer's `x + W·h + b`): R in the kernel.
+  std::optional<ValueId> residual;
   std::vector<ValueId> nodes;  ///< the linear node first, then what is fused
 };
 
+/// Whether the chain's clip goes into its kernel (a clamp the providers fuse): finite bounds.
+bool clipInKernel(const LinearChain& c) {
+  return (!c.clipLow || std::isfinite(*c.clipLow)) && (!c.clipHigh || std::isfinite(*c.clipHigh));
+}
+
+/// The chain of the linear layer at `v`, if it is one. `materialized(u)`: whether the value u
+/// (defined before v) is held when v's step runs (an input, or a step's result), so that it can
+/// be the residual.
 std::optional<LinearChain> findChain(const Model& m, ValueId v,
-                                     const std::vector<std::vector<ValueId>>& uses) {
+                                     const std::vector<std::vector<ValueId>>& uses,
+                                     const std::function<bool(ValueId)>& materialized) {
   const Graph& g = m.graph;
   const Node& node = g.node(v);
   LinearChain c;
@@ -122,12 +134,22 @@ std::optional<LinearChain> findChain(const Model& m, ValueId v,
     c.nodes.push_back(*u);
     at = *u;
   }
+  // A residual: the result plus a value of its shape that is already held when the layer runs
+  // (a transformer's attention output and FFN: `x + W·h + b`), added in the kernel's store. Not
+  // after a clip applied outside the kernel (the add would come before it).
+  if (auto u = single(at); u && clipInKernel(c)) {
+    const Node& add = g.node(*u);
+    if (add.op == OpKind::kAdd && add.inputs.size() == 2 && add.inputs[0] != add.inputs[1]) {
+      const ValueId other = add.inputs[0] == at ? add.inputs[1] : add.inputs[0];
+      if (other < v && !isParam(g, other) && g.node(other).type.shape == add.type.shape &&
+          add.type.shape == g.node(at).type.shape && g.node(other).type.dtype == DType::kF32 &&
+          materialized(other)) {
+        c.residual = other;
+        c.nodes.push_back(*u);
+      }
+    }
+  }
   return c;
-}
-
-/// Whether the chain's clip goes into its kernel (a clamp the providers fuse): finite bounds.
-bool clipInKernel(const LinearChain& c) {
-  return (!c.clipLow || std::isfinite(*c.clipLow)) && (!c.clipHigh || std::isfinite(*c.clipHigh));
 }
 
 std::string kernelText(const LinearChain& c) {
@@ -144,6 +166,7 @@ std::string kernelText(const LinearChain& c) {
     if (c.clipLow) e = "maximum(" + e + ", " + bound(*c.clipLow) + ")";
     if (c.clipHigh) e = "minimum(" + e + ", " + bound(*c.clipHigh) + ")";
   }
+  if (c.residual) e += " + R(n,o)";
   return "Y(n,o) = " + e;
 }
 
@@ -176,15 +199,19 @@ double timeStep(const ExecStep& step, int reps) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
   std::vector<float> x(static_cast<size_t>(step.rows * step.in)),
-      y(static_cast<size_t>(step.rows * step.out));
+      y(static_cast<size_t>(step.rows * step.out)), r(step.residual ? y.size() : 0);
   for (float& e : x) e = u(rng);
+  for (float& e : r) e = u(rng);
   const Format dense = Format::parse("dense", 2);
   const Tensor X({step.rows, step.in}, DType::kF32, dense, {{}, {}},
                  Buffer::view(DType::kF32, x.data(), step.rows * step.in));
   Tensor Y({step.rows, step.out}, DType::kF32, dense, {{}, {}},
            Buffer::view(DType::kF32, y.data(), step.rows * step.out));
+  const Tensor R({step.rows, step.out}, DType::kF32, dense, {{}, {}},
+                 Buffer::view(DType::kF32, r.data(), static_cast<int64_t>(r.size())));
   std::map<std::string, const Tensor*> args = {{"X", &X}, {"W", &step.weight}};
   if (step.bias) args["b"] = &*step.bias;
+  if (step.residual) args["R"] = &R;
   return medianMs([&] { step.kernel.run(args, Y); }, reps);
 }
 
@@ -211,6 +238,7 @@ ExecStep kernelStep(const Model& m, const LinearChain& c, const std::string& for
   step.clipLow = c.clipLow;
   step.clipHigh = c.clipHigh;
   step.clipInKernel = clipInKernel(c);
+  step.residual = c.residual;
   step.out = c.weight.shape()[0];
   step.in = c.weight.shape()[1];
   const int64_t elements = numElements(g.node(c.x).type.shape);
@@ -356,7 +384,8 @@ void pairLayers(Executor::Impl& impl, const std::vector<std::vector<ValueId>>& u
                          !second.isBatchedProduct && !first.runByLaterStep && !first.pairFirst;
     if (!kernels || second.x != first.result || g.isOutput(first.result) ||
         uses[static_cast<size_t>(first.result)].size() != 1 || first.clipLow || first.clipHigh ||
-        first.activation == Activation::kRelu || first.rows != second.rows) {
+        first.residual || second.residual || first.activation == Activation::kRelu ||
+        first.rows != second.rows) {
       continue;
     }
     const bool csr = pairableCsr(first.weight) && pairableCsr(second.weight);
@@ -459,7 +488,11 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
     StepReport report;
     if (auto planned = plansByResult.find(v); planned != plansByResult.end()) {
       impl->steps.push_back(stridedStep(model, planned->second, report, impl->paramValues));
-    } else if (auto chain = findChain(model, v, uses)) {
+    } else if (auto chain = findChain(model, v, uses, [&](ValueId u) {
+                 if (g.node(u).op == OpKind::kInput) return true;
+                 return std::any_of(impl->steps.begin(), impl->steps.end(),
+                                    [&](const ExecStep& s) { return s.result == u; });
+               })) {
       std::ostringstream what;
       for (ValueId n : chain->nodes) {
         what << (n == chain->nodes.front() ? "" : " + ") << opName(g.node(n).op) << " %" << n;
@@ -583,6 +616,7 @@ Executor Executor::build(const Model& model, const SpecializeOptions& options) {
     if (step.pairFirst) last[static_cast<size_t>(step.pairFirst->x)] = static_cast<int64_t>(s);
     if (step.isKernel && !step.isBatchedProduct) {
       last[static_cast<size_t>(step.x)] = static_cast<int64_t>(s);
+      if (step.residual) last[static_cast<size_t>(*step.residual)] = static_cast<int64_t>(s);
     } else if (step.strided) {
       for (ValueId in : {step.strided->a.source, step.strided->b.source, step.strided->add.source})
         if (in >= 0) last[static_cast<size_t>(in)] = static_cast<int64_t>(s);
