@@ -78,7 +78,10 @@ class LinearLayerExecutable final : public Executable {
               " on each output row (kernels/row_epilogues-inl.h)";
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    if (layer_) text += "; " + layer_->describe(lastBatch_);
+    if (layer_) {
+      text += "; " + layer_->describe(lastBatch_) + "; weights packed " + std::to_string(packs_) +
+              (packs_ == 1 ? " time" : " times");
+    }
     return text + "\n";
   }
 
@@ -107,6 +110,7 @@ class LinearLayerExecutable final : public Executable {
     // The bias in the plan's dtype: an f64 one is never rounded through f32.
     LayerBias b = plan_.dtype == DType::kF64 ? LayerBias(valuesOf<double>(bias))
                                              : LayerBias(valuesOf<float>(bias));
+    ++packs_;
     layer_ = std::make_shared<const Layer>(plan_.weightTransposed ? transposed(w) : w, std::move(b),
                                            epilogue, options);
     return layer_;
@@ -222,6 +226,7 @@ class LinearLayerExecutable final : public Executable {
   mutable TensorWitness packedFrom_;
   mutable std::shared_ptr<const Layer> layer_;
   mutable int64_t lastBatch_ = 1;
+  mutable int64_t packs_ = 0;  ///< layers prepared so far (describe(): a re-pack is visible)
 };
 
 }  // namespace sparseflow::pipeline
