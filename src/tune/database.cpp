@@ -3,14 +3,22 @@
 
 #include <fcntl.h>
 #include <omp.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "jit/disk_cache.h"
 #include "kernels/dense_gemm/dense_gemm.h"
@@ -109,6 +117,118 @@ TuningRecord fromJson(const nlohmann::json& j) {
   return r;
 }
 
+/// The value of a JSON line's top-level "inputs" field, found without parsing the rest of the
+/// line (a small scanner over strings and nesting, jumping from quote to quote inside strings);
+/// nullopt when the line has none.
+std::optional<std::string> inputsOf(std::string_view line) {
+  int depth = 0;
+  char last = 0;  // the last structural character outside strings
+  bool keyIsInputs = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (ch == '"') {
+      size_t end = i;
+      bool escaped = false;
+      do {  // the closing quote: the next one not escaped by an odd run of backslashes
+        end = line.find('"', end + 1);
+        if (end == std::string_view::npos) return std::nullopt;  // cut short
+        size_t slashes = 0;
+        while (line[end - 1 - slashes] == '\\') ++slashes;
+        escaped = slashes % 2 == 1;
+      } while (escaped);
+      const std::string_view content = line.substr(i + 1, end - i - 1);
+      if (depth == 1 && (last == '{' || last == ',')) {
+        keyIsInputs = content == "inputs";
+      } else if (depth == 1 && last == ':' && keyIsInputs) {
+        if (content.find('\\') == std::string_view::npos) return std::string(content);
+        try {  // escapes: JSON's own reading of the string
+          return nlohmann::json::parse(line.substr(i, end + 1 - i)).get<std::string>();
+        } catch (const std::exception&) {
+          return std::nullopt;
+        }
+      }
+      last = '"';
+      i = end;
+    } else if (ch == '{' || ch == '[') {
+      ++depth;
+      last = ch;
+    } else if (ch == '}' || ch == ']') {
+      --depth;
+      last = ch;
+    } else if (ch == ',' || ch == ':') {
+      last = ch;
+      if (ch == ',') keyIsInputs = false;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The lines of one database file by a hash of their inputs field, indexed up to `indexed` bytes
+/// (whole lines), so that a lookup reads and parses only the lines of its inputs (and the rare
+/// line whose inputs share the hash). The file only grows (records are appended); another file at
+/// the path, or a shorter one, is indexed again.
+struct FileIndex {
+  struct Line {
+    uint64_t inputsHash;
+    off_t start;
+    size_t length;
+  };
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t indexed = 0;
+  /// The first and the last bytes indexed (up to 4 KiB each): a file replaced at the path or
+  /// rewritten in place (even one with the same inode and records of the same length) shows other
+  /// bytes there, and is indexed again.
+  std::string head, tail;
+  std::vector<Line> lines;  ///< in file order
+};
+
+/// The file's bytes [begin, end) as read now.
+std::string bytesAt(int fd, off_t begin, off_t end) {
+  std::string bytes(static_cast<size_t>(std::max<off_t>(0, end - begin)), '\0');
+  const ssize_t n = ::pread(fd, bytes.data(), bytes.size(), begin);
+  bytes.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return bytes;
+}
+std::string headOf(int fd, off_t indexed) {
+  return bytesAt(fd, 0, std::min<off_t>(indexed, 4096));
+}
+std::string tailOf(int fd, off_t indexed) {
+  return bytesAt(fd, std::max<off_t>(0, indexed - 4096), indexed);
+}
+
+std::mutex indexMutex;
+std::unordered_map<std::string, FileIndex> fileIndexes;  ///< by path (guarded by indexMutex)
+
+uint64_t inputsHash(std::string_view inputs) {
+  return std::hash<std::string_view>{}(inputs);
+}
+
+/// Brings `index` up to the file's `size` bytes: the lines appended since the last lookup, read
+/// through a read-only mapping (no copy of the file).
+void indexAppended(int fd, off_t size, FileIndex& index) {
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const off_t from = index.indexed / page * page;  // mappings start on a page
+  const size_t span = static_cast<size_t>(size - from);
+  void* mapped = ::mmap(nullptr, span, PROT_READ, MAP_PRIVATE, fd, from);
+  if (mapped == MAP_FAILED) return;  // not indexed: this lookup finds nothing new
+  const std::string_view bytes(static_cast<const char*>(mapped) + (index.indexed - from),
+                               static_cast<size_t>(size - index.indexed));
+  size_t start = 0;
+  for (size_t newline = bytes.find('\n'); newline != std::string::npos;
+       start = newline + 1, newline = bytes.find('\n', start)) {
+    const std::string_view line = bytes.substr(start, newline - start);
+    if (auto inputs = inputsOf(line)) {
+      index.lines.push_back(
+          {inputsHash(*inputs), index.indexed + static_cast<off_t>(start), line.size()});
+    }
+  }
+  ::munmap(mapped, span);
+  index.indexed += static_cast<off_t>(start);  // a last line without its newline: next time
+  index.head = headOf(fd, index.indexed);
+  index.tail = tailOf(fd, index.indexed);
+}
+
 }  // namespace
 
 std::string machineFingerprint() {
@@ -169,13 +289,29 @@ std::optional<TuningRecord> TuningDatabase::find(const std::string& kernel,
                                                  const std::string& machine,
                                                  const std::string& inputs) const {
   if (path_.empty()) return std::nullopt;
-  std::ifstream in(path_);
-  if (!in) return std::nullopt;  // no decisions yet
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // no decisions yet
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::lock_guard<std::mutex> lock(indexMutex);
+  FileIndex& index = fileIndexes[path_.string()];
+  if (index.device != st.st_dev || index.inode != st.st_ino || st.st_size < index.indexed ||
+      headOf(fd, index.indexed) != index.head || tailOf(fd, index.indexed) != index.tail) {
+    index = FileIndex{st.st_dev, st.st_ino, 0, {}, {}, {}};
+  }
+  if (st.st_size > index.indexed) indexAppended(fd, st.st_size, index);
   std::optional<TuningRecord> found;
-  std::string line;
-  while (std::getline(in, line)) {
-    // Most lines are other problems: parse only those that mention these inputs.
-    if (line.find(inputs) == std::string::npos) continue;
+  const uint64_t wanted = inputsHash(inputs);
+  // The last record of the key wins: from the end. A line that no longer parses or no longer
+  // holds this key (the file rewritten in place) is passed over: a miss, never another key.
+  for (auto it = index.lines.rbegin(); it != index.lines.rend() && !found; ++it) {
+    if (it->inputsHash != wanted) continue;
+    std::string line(it->length, '\0');
+    if (::pread(fd, line.data(), line.size(), it->start) != static_cast<ssize_t>(line.size()))
+      continue;
     try {
       const nlohmann::json j = nlohmann::json::parse(line);
       if (j.value("kernel", "") == kernel && j.value("machine", "") == machine &&
@@ -185,6 +321,7 @@ std::optional<TuningRecord> TuningDatabase::find(const std::string& kernel,
       // A line cut short by a crash, or edited by hand: not a decision.
     }
   }
+  ::close(fd);
   return found;
 }
 

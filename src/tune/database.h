@@ -1,7 +1,9 @@
 // The tuning database (docs/tune.md): the autoconfigurator's decisions on disk, as JSON lines keyed
 // by kernel, machine and input fingerprint, so that a later call on the same problem reuses the
 // choice without timing anything. Appending is one write per record; the last record of a key wins;
-// lines that do not parse (a write cut short) are skipped.
+// lines that do not parse (a write cut short) are skipped. A lookup reads only the lines of its
+// inputs: each process keeps an index of the file's lines by their inputs field, extended by the
+// lines appended since its last lookup (a file replaced at the path is indexed again).
 #pragma once
 
 #include <filesystem>

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,73 @@ TEST(TuningDatabase, FindsTheLastRecordOfAKeyAndSkipsBrokenLines) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kIoError);
     EXPECT_NE(std::string(e.what()).find("db.jsonl/x"), std::string::npos) << e.what();
+  }
+}
+
+// Lookups go through an index of the file's lines by their inputs, kept in the process and
+// extended by what was appended since: records another writer appends after a lookup are found,
+// a last line still being written is found once whole, quoted text holding "inputs" is not taken
+// for the field, and a file replaced at the same path is indexed again (its old records gone).
+TEST(TuningDatabase, TheIndexFollowsAppendsAndReplacements) {
+  TempDir dir;
+  const TuningDatabase db(dir.path() / "db.jsonl");
+  db.add(recordFor("A:f32:csr:9x9", "dcsr"));
+  ASSERT_EQ(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:9x9")->chosen.formats.at("A"),
+            "dcsr");
+  const TuningDatabase other(dir.path() / "db.jsonl");  // another writer of the same file
+  other.add(recordFor("A:f32:csr:9x9", "coo"));
+  other.add(recordFor("A:f32:csr:5x5", "csc"));
+  EXPECT_EQ(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:9x9")->chosen.formats.at("A"),
+            "coo");
+  EXPECT_EQ(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:5x5")->chosen.formats.at("A"),
+            "csc");
+  // A record whose line is not finished yet: found once its newline is written.
+  const std::string line = [&] {
+    const std::filesystem::path scratch = dir.path() / "one.jsonl";
+    TuningDatabase(scratch).add(recordFor("A:f32:csr:4x4", "bsr:2x2"));
+    std::ifstream in(scratch);
+    std::string text;
+    std::getline(in, text);
+    return text;
+  }();
+  {
+    std::ofstream half(db.path(), std::ios::app);
+    half << line.substr(0, line.size() / 2) << std::flush;
+    EXPECT_FALSE(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:4x4").has_value());
+    half << line.substr(line.size() / 2) << "\n";
+  }
+  EXPECT_EQ(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:4x4")->chosen.formats.at("A"),
+            "bsr:2x2");
+  // "inputs" inside a value is not the field: the record is found under its own inputs only.
+  TuningRecord decoy = recordFor("A:f32:csr:3x3", "csr");
+  decoy.kernel = R"x(C(i,j)=A(i,k)*B(k,j) | "inputs": "decoy", "inputs":"decoy")x";
+  db.add(decoy);
+  EXPECT_EQ(db.find(decoy.kernel, machineFingerprint(), "A:f32:csr:3x3")->chosen.formats.at("A"),
+            "csr");
+  EXPECT_FALSE(db.find(decoy.kernel, machineFingerprint(), "decoy").has_value());
+  // The file replaced (a new file at the path, shorter or longer; the file system may give it the
+  // same inode): indexed again.
+  std::filesystem::remove(db.path());
+  other.add(recordFor("A:f32:csr:5x5", "ell"));
+  EXPECT_FALSE(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:9x9").has_value());
+  EXPECT_EQ(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:5x5")->chosen.formats.at("A"),
+            "ell");
+  {  // rewritten in place with longer contents (the same inode, other bytes)
+    const TuningDatabase scratch(dir.path() / "scratch.jsonl");
+    for (int n = 0; n < 20; ++n)
+      scratch.add(recordFor("A:f32:csr:" + std::to_string(n) + "x1", "csr"));
+    scratch.add(recordFor("A:f32:csr:5x5", "dia"));
+    std::ifstream in(scratch.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    std::ofstream(db.path(), std::ios::trunc) << text.str();
+  }
+  EXPECT_EQ(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:5x5")->chosen.formats.at("A"),
+            "dia");
+  for (const char* inputs : {"A:f32:csr:0x1", "A:f32:csr:19x1"}) {  // before and after the old end
+    const auto hit = db.find(kSpmmKey, machineFingerprint(), inputs);
+    ASSERT_TRUE(hit.has_value()) << inputs;
+    EXPECT_EQ(hit->chosen.formats.at("A"), "csr");
   }
 }
 
