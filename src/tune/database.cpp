@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <omp.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,7 +118,9 @@ TuningRecord fromJson(const nlohmann::json& j) {
 
 /// The value of a JSON line's top-level "inputs" field, found without parsing the rest of the
 /// line (a small scanner over strings and nesting, jumping from quote to quote inside strings);
-/// nullopt when the line has none.
+/// nullopt when the line has none. A line only JSON reads otherwise (the key spelled with
+/// escapes, or given twice: nlohmann takes the last) is filed under what the scanner read, so its
+/// lookups miss (the caller searches again); the library never writes such lines.
 std::optional<std::string> inputsOf(std::string_view line) {
   int depth = 0;
   char last = 0;  // the last structural character outside strings
@@ -205,29 +206,66 @@ uint64_t inputsHash(std::string_view inputs) {
 }
 
 /// Brings `index` up to the file's `size` bytes: the lines appended since the last lookup, read
-/// through a read-only mapping (no copy of the file).
+/// in chunks of 1 MiB (pread: a file cut short meanwhile reads short, where a mapping would
+/// fault).
 void indexAppended(int fd, off_t size, FileIndex& index) {
-  const long page = ::sysconf(_SC_PAGESIZE);
-  const off_t from = index.indexed / page * page;  // mappings start on a page
-  const size_t span = static_cast<size_t>(size - from);
-  void* mapped = ::mmap(nullptr, span, PROT_READ, MAP_PRIVATE, fd, from);
-  if (mapped == MAP_FAILED) return;  // not indexed: this lookup finds nothing new
-  const std::string_view bytes(static_cast<const char*>(mapped) + (index.indexed - from),
-                               static_cast<size_t>(size - index.indexed));
-  size_t start = 0;
-  for (size_t newline = bytes.find('\n'); newline != std::string::npos;
-       start = newline + 1, newline = bytes.find('\n', start)) {
-    const std::string_view line = bytes.substr(start, newline - start);
-    if (auto inputs = inputsOf(line)) {
-      index.lines.push_back(
-          {inputsHash(*inputs), index.indexed + static_cast<off_t>(start), line.size()});
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::string carry;                // a chunk read after the start of a line that continues into it
+  off_t at = index.indexed;         // the next byte to read
+  off_t lineStart = index.indexed;  // where `carry` begins in the file
+  while (at < size) {
+    const size_t kept = carry.size();
+    carry.resize(kept +
+                 static_cast<size_t>(std::min<off_t>(static_cast<off_t>(kChunk), size - at)));
+    const ssize_t n = ::pread(fd, carry.data() + kept, carry.size() - kept, at);
+    if (n <= 0) {  // cut short meanwhile: what was read is indexed
+      carry.resize(kept);
+      break;
     }
+    carry.resize(kept + static_cast<size_t>(n));
+    at += n;
+    size_t start = 0;
+    for (size_t newline = carry.find('\n'); newline != std::string::npos;
+         start = newline + 1, newline = carry.find('\n', start)) {
+      const std::string_view line(carry.data() + start, newline - start);
+      if (auto inputs = inputsOf(line)) {
+        index.lines.push_back(
+            {inputsHash(*inputs), lineStart + static_cast<off_t>(start), line.size()});
+      }
+    }
+    lineStart += static_cast<off_t>(start);
+    carry.erase(0, start);
   }
-  ::munmap(mapped, span);
-  index.indexed += static_cast<off_t>(start);  // a last line without its newline: next time
+  index.indexed = lineStart;  // a last line without its newline: read again next time
   index.head = headOf(fd, index.indexed);
   index.tail = tailOf(fd, index.indexed);
 }
+
+/// The record of this key on a line, if the line parses and holds it.
+std::optional<TuningRecord> recordOn(const std::string& line, const std::string& kernel,
+                                     const std::string& machine, const std::string& inputs) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("kernel", "") == kernel && j.value("machine", "") == machine &&
+        j.value("inputs", "") == inputs)
+      return fromJson(j);
+  } catch (const std::exception&) {
+    // A line cut short by a crash, or edited by hand: not a decision.
+  }
+  return std::nullopt;
+}
+
+/// A file descriptor closed on every way out.
+struct ReadOnlyFile {
+  int fd;
+  explicit ReadOnlyFile(const std::filesystem::path& path)
+      : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+  ~ReadOnlyFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  ReadOnlyFile(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
+};
 
 }  // namespace
 
@@ -289,40 +327,36 @@ std::optional<TuningRecord> TuningDatabase::find(const std::string& kernel,
                                                  const std::string& machine,
                                                  const std::string& inputs) const {
   if (path_.empty()) return std::nullopt;
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;  // no decisions yet
+  const ReadOnlyFile file(path_);
+  if (file.fd < 0) return std::nullopt;  // no decisions yet
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return std::nullopt;
-  }
+  if (::fstat(file.fd, &st) != 0) return std::nullopt;
   std::lock_guard<std::mutex> lock(indexMutex);
   FileIndex& index = fileIndexes[path_.string()];
   if (index.device != st.st_dev || index.inode != st.st_ino || st.st_size < index.indexed ||
-      headOf(fd, index.indexed) != index.head || tailOf(fd, index.indexed) != index.tail) {
+      headOf(file.fd, index.indexed) != index.head ||
+      tailOf(file.fd, index.indexed) != index.tail) {
     index = FileIndex{st.st_dev, st.st_ino, 0, {}, {}, {}};
   }
-  if (st.st_size > index.indexed) indexAppended(fd, st.st_size, index);
-  std::optional<TuningRecord> found;
+  if (st.st_size > index.indexed) indexAppended(file.fd, st.st_size, index);
+  // A whole last line without its newline (written by hand or by another tool) is the newest.
+  if (st.st_size > index.indexed) {
+    const std::string rest = bytesAt(file.fd, index.indexed, st.st_size);
+    if (auto inputsThere = inputsOf(rest); inputsThere && *inputsThere == inputs) {
+      if (auto record = recordOn(rest, kernel, machine, inputs)) return record;
+    }
+  }
   const uint64_t wanted = inputsHash(inputs);
   // The last record of the key wins: from the end. A line that no longer parses or no longer
   // holds this key (the file rewritten in place) is passed over: a miss, never another key.
-  for (auto it = index.lines.rbegin(); it != index.lines.rend() && !found; ++it) {
+  for (auto it = index.lines.rbegin(); it != index.lines.rend(); ++it) {
     if (it->inputsHash != wanted) continue;
     std::string line(it->length, '\0');
-    if (::pread(fd, line.data(), line.size(), it->start) != static_cast<ssize_t>(line.size()))
+    if (::pread(file.fd, line.data(), line.size(), it->start) != static_cast<ssize_t>(line.size()))
       continue;
-    try {
-      const nlohmann::json j = nlohmann::json::parse(line);
-      if (j.value("kernel", "") == kernel && j.value("machine", "") == machine &&
-          j.value("inputs", "") == inputs)
-        found = fromJson(j);
-    } catch (const std::exception&) {
-      // A line cut short by a crash, or edited by hand: not a decision.
-    }
+    if (auto record = recordOn(line, kernel, machine, inputs)) return record;
   }
-  ::close(fd);
-  return found;
+  return std::nullopt;
 }
 
 void TuningDatabase::add(const TuningRecord& record) const {

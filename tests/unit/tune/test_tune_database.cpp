@@ -241,6 +241,21 @@ TEST(TuningDatabase, TheIndexFollowsAppendsAndReplacements) {
   EXPECT_EQ(db.find(decoy.kernel, machineFingerprint(), "A:f32:csr:3x3")->chosen.formats.at("A"),
             "csr");
   EXPECT_FALSE(db.find(decoy.kernel, machineFingerprint(), "decoy").has_value());
+  // Past the first 4 KiB and the first chunk's page: 30 more records indexed, then one appended.
+  for (int n = 0; n < 30; ++n) other.add(recordFor("A:f32:csr:" + std::to_string(n) + "x2", "csr"));
+  EXPECT_TRUE(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:29x2").has_value());
+  other.add(recordFor("A:f32:csr:0x2", "dcsc"));
+  EXPECT_EQ(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:0x2")->chosen.formats.at("A"),
+            "dcsc");
+  // A whole last line without its newline (written by another tool) is the newest record.
+  {
+    std::string whole = line;
+    whole.replace(whole.find("bsr:2x2"), 7, "ell:4");
+    std::ofstream(db.path(), std::ios::app) << whole;  // no newline
+  }
+  EXPECT_EQ(db.find(kSpmmKey, machineFingerprint(), "A:f32:csr:4x4")->chosen.formats.at("A"),
+            "ell:4");
+  std::ofstream(db.path(), std::ios::app) << "\n";
   // The file replaced (a new file at the path, shorter or longer; the file system may give it the
   // same inode): indexed again.
   std::filesystem::remove(db.path());
